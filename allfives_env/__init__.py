@@ -1,0 +1,41 @@
+"""All Fives dominoes: an exact rules engine and a PettingZoo environment for reinforcement learning.
+
+``from allfives_env import allfives_v0`` gives the environment; :mod:`allfives_env.core` the pure game.
+Importing this package needs numpy, gymnasium and pettingzoo only.
+"""
+
+from __future__ import annotations
+
+from . import allfives_v0
+from .core import (
+    Deal,
+    DealError,
+    Game,
+    GameOverError,
+    IllegalActionError,
+    ReplayError,
+    Rules,
+    RulesError,
+)
+from .core.replay import game_record, load_replay, save_replay
+
+__version__ = "0.1.0"
+ENV_ID = "allfives/allfives_v0"
+
+
+def _register() -> None:
+    """Make ``pettingzoo.make("aec", "allfives/allfives_v0")`` work once this package is imported."""
+    try:
+        from pettingzoo.env_registry.registration import aec_registry, register
+    except ImportError:  # pettingzoo without a registry (older than 1.27)
+        return
+    if ENV_ID not in aec_registry:
+        register("aec", ENV_ID, entry_point="allfives_env.allfives_v0:env")
+
+
+_register()
+
+__all__ = [
+    "Deal", "DealError", "ENV_ID", "Game", "GameOverError", "IllegalActionError", "ReplayError", "Rules",
+    "RulesError", "allfives_v0", "game_record", "load_replay", "save_replay",
+]

@@ -1,0 +1,16 @@
+"""The pure All Fives game: tiles, rules, board, game, replays. No gymnasium, pettingzoo or torch here."""
+
+from .actions import action_name, decode_action, encode_action, num_actions, parse_action
+from .board import Board
+from .errors import AllFivesError, DealError, GameOverError, IllegalActionError, ReplayError, RulesError
+from .events import Draw, Event, GameOver, HandStart, Pass, Play, Settlement, public_view
+from .game import Deal, Game
+from .rules import Rules
+from .tiles import TileSet, tile_set
+
+__all__ = [
+    "AllFivesError", "Board", "Deal", "DealError", "Draw", "Event", "Game", "GameOver", "GameOverError",
+    "HandStart", "IllegalActionError", "Pass", "Play", "ReplayError", "Rules", "RulesError", "Settlement",
+    "TileSet", "action_name", "decode_action", "encode_action", "num_actions", "parse_action", "public_view",
+    "tile_set",
+]

@@ -1,0 +1,66 @@
+"""Action ids: ``action = tile_id * 4 + slot`` (slot 0=W, 1=E, 2=N, 3=S; a lead uses slot 0).
+
+Under ``may_draw_when_able`` one more id, ``tile_count * 4``, means "draw a tile". Names look like
+``6-4@E`` (higher pip first) and ``draw``; :func:`parse_action` reads them back, so error messages and
+logs can be pasted into code.
+"""
+
+from __future__ import annotations
+
+from typing import Union
+
+from .board import ALL_SLOTS
+from .errors import IllegalActionError
+from .events import SLOT_NAMES
+from .tiles import TileSet
+
+DRAW_NAME = "draw"
+
+
+def encode_action(tile: int, slot: int) -> int:
+    """The action id of placing ``tile`` on ``slot``."""
+    if slot not in ALL_SLOTS:
+        raise IllegalActionError(f"slot {slot!r} is not one of 0=W, 1=E, 2=N, 3=S")
+    return tile * 4 + slot
+
+
+def decode_action(action: int) -> tuple[int, int]:
+    """``(tile_id, slot)`` of a placement action id."""
+    return action >> 2, action & 3
+
+
+def num_actions(tiles: TileSet, may_draw_when_able: bool) -> int:
+    """Size of the action space: 4 per tile, plus the draw action when drawing is a choice."""
+    return tiles.size * 4 + (1 if may_draw_when_able else 0)
+
+
+def action_name(action: int, tiles: TileSet) -> str:
+    """``"6-4@E"`` for a placement, ``"draw"`` for the draw action."""
+    if action == tiles.size * 4:
+        return DRAW_NAME
+    tile, slot = decode_action(action)
+    if not 0 <= tile < tiles.size:
+        return f"<invalid action {action}>"
+    return f"{tiles.name(tile)}@{SLOT_NAMES[slot]}"
+
+
+def parse_action(text: Union[str, int], tiles: TileSet) -> int:
+    """The id of ``"6-4@E"``, ``"4-6@e"`` or ``"draw"``; an int passes through after a range check."""
+    if isinstance(text, int):
+        if not 0 <= text <= tiles.size * 4:
+            raise IllegalActionError(f"action {text} is out of range 0..{tiles.size * 4}")
+        return text
+    t = text.strip()
+    if t.lower() == DRAW_NAME:
+        return tiles.size * 4
+    if "@" not in t:
+        raise IllegalActionError(f"cannot read action {text!r}: write 'a-b@END' with END one of W, E, N, S, or 'draw'")
+    tile_text, slot_text = t.split("@", 1)
+    slot_text = slot_text.strip().upper()
+    if slot_text not in SLOT_NAMES:
+        raise IllegalActionError(f"cannot read action {text!r}: the end must be one of W, E, N, S")
+    try:
+        tile = tiles.parse(tile_text.strip())
+    except ValueError as exc:
+        raise IllegalActionError(f"cannot read action {text!r}: {exc}") from None
+    return tile * 4 + SLOT_NAMES.index(slot_text)

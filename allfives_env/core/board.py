@@ -1,0 +1,216 @@
+"""The layout on the table: the line, the spinner and its four arms, legal placements and the count.
+
+Model (RULES.md §4-5). Before any double is played the layout is a straight line of non-doubles with
+two ends, W and E. The first double to reach the table becomes the spinner; from then on the layout is
+four arms W, E, N, S growing outward from it. A non-lead spinner takes the whole old line as one arm
+(played on the W end, the line becomes its E arm, and the other way round), so the labels keep their
+meaning: "E" is always the far east end of the layout.
+
+Only four numbers per end matter for play and scoring (open value, whether the last tile is a double,
+whether the arm has tiles), so they live in flat lists that the hot path reads directly; the tile lists of
+each arm are kept only for rendering and the observation.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from .tiles import TileSet
+
+W, E, N, S = 0, 1, 2, 3
+LINE_SLOTS = (W, E)
+ALL_SLOTS = (W, E, N, S)
+
+
+class Board:
+    """One hand's layout. Mutable, cheap to copy (:meth:`copy`), no knowledge of players or scores."""
+
+    __slots__ = (
+        "tiles", "sides_first", "sniff", "spinner", "spinner_tile", "ends", "end_double", "arm_len",
+        "arms", "lead", "size", "open_slots",
+    )
+
+    def __init__(self, tiles: TileSet, spinner_sides_first: bool = True, spinner_count: str = "allfives") -> None:
+        self.tiles = tiles
+        self.sides_first = spinner_sides_first
+        self.sniff = spinner_count == "sniff"
+        self.spinner = -1  # pip value of the spinner, -1 before any double is played
+        self.spinner_tile = -1
+        self.ends = [0, 0, 0, 0]  # open value of each end
+        self.end_double = [False, False, False, False]  # last tile of that arm is a double
+        self.arm_len = [0, 0, 0, 0]
+        # per arm, (tile, inner pip, outer pip) from the spinner (or the lead) outward
+        self.arms: list[list[tuple[int, int, int]]] = [[], [], [], []]
+        self.lead: Optional[tuple[int, int, int]] = None  # (tile, W pip, E pip) of a non-double lead
+        self.size = 0
+        self.open_slots: tuple[int, ...] = ()  # empty board: the lead (slot 0) is handled by the game
+
+    def copy(self) -> "Board":
+        """An independent copy (search agents play forward on copies)."""
+        other = Board.__new__(Board)
+        other.tiles = self.tiles
+        other.sides_first = self.sides_first
+        other.sniff = self.sniff
+        other.spinner = self.spinner
+        other.spinner_tile = self.spinner_tile
+        other.ends = self.ends[:]
+        other.end_double = self.end_double[:]
+        other.arm_len = self.arm_len[:]
+        other.arms = [arm[:] for arm in self.arms]
+        other.lead = self.lead
+        other.size = self.size
+        other.open_slots = self.open_slots
+        return other
+
+    # ------------------------------------------------------------------ queries
+    def is_empty(self) -> bool:
+        """True before the lead."""
+        return self.size == 0
+
+    def placements(self, hand_mask: int) -> list[int]:
+        """Legal action ids (``tile * 4 + slot``) for the tiles of ``hand_mask``, ascending.
+
+        On an empty board every tile may lead, on slot 0.
+        """
+        out: list[int] = []
+        if self.size == 0:
+            m = hand_mask
+            while m:
+                low = m & -m
+                out.append((low.bit_length() - 1) << 2)
+                m ^= low
+            return out
+        pip_mask = self.tiles.pip_mask
+        ends = self.ends
+        for slot in self.open_slots:
+            m = hand_mask & pip_mask[ends[slot]]
+            while m:
+                low = m & -m
+                out.append(((low.bit_length() - 1) << 2) | slot)
+                m ^= low
+        if len(self.open_slots) > 1:
+            out.sort()
+        return out
+
+    def can_place(self, tile: int, slot: int) -> bool:
+        """Whether ``tile`` may go on ``slot`` now."""
+        if self.size == 0:
+            return slot == 0
+        if slot not in self.open_slots:
+            return False
+        v = self.ends[slot]
+        return self.tiles.low[tile] == v or self.tiles.high[tile] == v
+
+    def open_values_mask(self) -> int:
+        """Bit mask of the pip values that can be matched now (bit v = value v)."""
+        mask = 0
+        for slot in self.open_slots:
+            mask |= 1 << self.ends[slot]
+        return mask
+
+    def count(self) -> int:
+        """The count of the ends (RULES.md §5.1, and §5.3 for ``sniff``)."""
+        ends = self.ends
+        if self.spinner < 0:
+            return ends[W] + ends[E]  # a line holds no doubles, a lone lead counts both pips
+        arm_len = self.arm_len
+        dbl = self.end_double
+        total = 0
+        for slot in ALL_SLOTS:
+            if arm_len[slot]:
+                total += ends[slot] << 1 if dbl[slot] else ends[slot]
+        if not (arm_len[W] and arm_len[E]):
+            total += self.spinner << 1
+        elif self.sniff:
+            total += self.spinner * ((arm_len[N] == 0) + (arm_len[S] == 0))
+        return total
+
+    def counted(self, slot: int) -> bool:
+        """Whether the end ``slot`` contributes to the count (the spinner's own 2v is not an end)."""
+        if self.size == 0:
+            return False
+        if self.spinner < 0:
+            return slot in LINE_SLOTS
+        if self.arm_len[slot]:
+            return True
+        return self.sniff and slot in (N, S) and bool(self.arm_len[W] and self.arm_len[E])
+
+    def spinner_counts(self) -> bool:
+        """Whether the spinner's own pips (2v) are in the count now."""
+        return self.spinner >= 0 and not (self.arm_len[W] and self.arm_len[E])
+
+    # ------------------------------------------------------------------ mutation
+    def place(self, tile: int, slot: int) -> None:
+        """Put ``tile`` on ``slot``. The caller has checked legality (:meth:`can_place`)."""
+        tiles = self.tiles
+        lo = tiles.low[tile]
+        hi = tiles.high[tile]
+        if self.size == 0:
+            if lo == hi:
+                self._make_spinner(tile, lo)
+                self.ends = [lo, lo, lo, lo]
+            else:
+                self.lead = (tile, hi, lo)  # higher pip on W (RULES.md §4)
+                self.ends = [hi, lo, 0, 0]
+                self.open_slots = LINE_SLOTS
+            self.size = 1
+            return
+        x = self.ends[slot]
+        self.size += 1
+        if lo == hi and self.spinner < 0:
+            # the first double: it becomes the spinner at this line end, the old line is one arm
+            line = self._line()  # (tile, west pip, east pip) west to east
+            self._make_spinner(tile, lo)
+            if slot == W:
+                self.arms[E] = [(t, a, b) for t, a, b in line]
+                self.arm_len[E] = len(line)
+                self.ends[W] = lo
+                self.arm_len[W] = 0
+                self.arms[W] = []
+                self.end_double[W] = False
+            else:
+                self.arms[W] = [(t, b, a) for t, a, b in reversed(line)]
+                self.arm_len[W] = len(line)
+                self.ends[E] = lo
+                self.arm_len[E] = 0
+                self.arms[E] = []
+                self.end_double[E] = False
+            self.ends[N] = self.ends[S] = lo
+            self.lead = None
+            self._update_open_slots()
+            return
+        outer = hi if lo == x else lo
+        self.ends[slot] = outer
+        self.end_double[slot] = lo == hi
+        self.arms[slot].append((tile, x, outer))
+        self.arm_len[slot] += 1
+        if self.spinner >= 0 and slot < N and self.sides_first and len(self.open_slots) == 2:
+            self._update_open_slots()
+
+    def _make_spinner(self, tile: int, value: int) -> None:
+        self.spinner = value
+        self.spinner_tile = tile
+        self._update_open_slots()
+
+    def _update_open_slots(self) -> None:
+        if not self.sides_first or (self.arm_len[W] and self.arm_len[E]):
+            self.open_slots = ALL_SLOTS
+        else:
+            self.open_slots = LINE_SLOTS
+
+    def _line(self) -> list[tuple[int, int, int]]:
+        """The line before a spinner exists, west to east, as (tile, west pip, east pip)."""
+        line = [(t, outer, inner) for t, inner, outer in reversed(self.arms[W])]
+        if self.lead is not None:
+            line.append(self.lead)
+        line.extend(self.arms[E])
+        return line
+
+    def tiles_on_board(self) -> list[int]:
+        """Every tile on the table."""
+        out = [t for arm in self.arms for t, _, _ in arm]
+        if self.spinner_tile >= 0:
+            out.append(self.spinner_tile)
+        if self.lead is not None:
+            out.append(self.lead[0])
+        return out

@@ -1,0 +1,555 @@
+"""One game of All Fives: deals, turns, forced draws and passes, scoring, settlement and the win check.
+
+The game is a plain object driven by :meth:`Game.step`. It asks a seat to act only when that seat has a
+choice to make: a legal placement exists, or (under ``may_draw_when_able``) it may draw. Everything else
+(forced draws, passes, blocked hands, settlement, dealing the next hand) happens inside ``step`` and is
+written to the public event log :attr:`Game.events`.
+
+Order of operations for a play (RULES.md §3 step 5): place the tile, count the ends, credit the points,
+check for a win (under ``win_check='immediate'`` the game may end here), settle the hand if the player
+dominoed, then pass the turn on.
+
+Randomness: one ``numpy.random.Generator`` per game, used for deals and random leaders only, so a seed
+fixes the whole game given the players' actions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional, Sequence, Union
+
+import numpy as np
+
+from .actions import action_name
+from .board import Board
+from .errors import DealError, GameOverError, IllegalActionError
+from .events import Draw, Event, GameOver, HandStart, Pass, Play, Settlement
+from .rules import Rules
+from .tiles import TileLike, TileSet, tile_set
+
+SeedLike = Union[None, int, np.random.Generator]
+
+
+@dataclass(frozen=True)
+class Deal:
+    """A fixed deal for one hand: each seat's tiles, the boneyard (index 0 is drawn first), the leader.
+
+    ``leader`` None lets the rules choose (random, highest double, the player who dominoed, ...).
+    ``opening_drawer`` is only used by ``no_double_fallback='draw_until_double'``: the seat that draws
+    first (None: chosen at random).
+    """
+
+    hands: tuple[tuple[int, ...], ...]
+    boneyard: tuple[int, ...]
+    leader: Optional[int] = None
+    opening_drawer: Optional[int] = None
+
+    @staticmethod
+    def from_tiles(
+        rules: Rules,
+        hands: Sequence[Sequence[TileLike]],
+        boneyard: Optional[Sequence[TileLike]] = None,
+        leader: Optional[int] = None,
+        rng: Optional[np.random.Generator] = None,
+        opening_drawer: Optional[int] = None,
+    ) -> "Deal":
+        """Validate a deal given as tiles (``[a, b]``, ``"a-b"`` or ids).
+
+        Each hand must hold exactly ``hand_size`` tiles; no tile may appear twice. ``boneyard`` may list
+        only the top of the boneyard: the remaining tiles follow in an order drawn from ``rng``.
+        """
+        tiles = tile_set(rules.max_pip)
+        n = rules.num_players
+        if hands is None or len(hands) != n:
+            got = "none" if hands is None else len(hands)
+            raise DealError(f"a deal needs one hand per player: {n} hands for num_players={n}, got {got}")
+        seen: dict[int, str] = {}
+
+        def take(tile: TileLike, where: str) -> int:
+            tid = tiles.parse(tile)
+            if tid in seen:
+                raise DealError(f"tile {tiles.name(tid)} appears twice: in {seen[tid]} and in {where}")
+            seen[tid] = where
+            return tid
+
+        parsed_hands = []
+        for seat, hand in enumerate(hands):
+            if len(hand) != rules.hand_size:
+                raise DealError(
+                    f"hand of seat {seat} has {len(hand)} tiles; with hand_size={rules.hand_size} every hand "
+                    f"must hold exactly {rules.hand_size}"
+                )
+            parsed_hands.append(tuple(take(t, f"hand {seat}") for t in hand))
+        top = [take(t, "the boneyard") for t in (boneyard or ())]
+        rest = [t for t in range(tiles.size) if t not in seen]
+        if rest:
+            if rng is None:
+                rng = np.random.default_rng()
+            rest = [rest[i] for i in rng.permutation(len(rest)).tolist()]
+        if leader is not None and not (isinstance(leader, (int, np.integer)) and 0 <= leader < n):
+            raise DealError(f"leader={leader!r} is not a seat: give 0..{n - 1}")
+        if opening_drawer is not None and not 0 <= opening_drawer < n:
+            raise DealError(f"opening_drawer={opening_drawer!r} is not a seat: give 0..{n - 1}")
+        return Deal(tuple(parsed_hands), tuple(top + rest), None if leader is None else int(leader), opening_drawer)
+
+
+@dataclass
+class HandRecord:
+    """What a replay needs to re-deal one hand: the deal as dealt, the leader and the first event index."""
+
+    hand: int
+    hands: tuple[tuple[int, ...], ...]
+    boneyard: tuple[int, ...]
+    leader: int
+    scores: tuple[int, ...]
+    first_event: int
+    opening_drawer: Optional[int] = None
+    redeals: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _as_generator(seed: SeedLike) -> np.random.Generator:
+    if isinstance(seed, np.random.Generator):
+        return seed
+    return np.random.default_rng(seed)
+
+
+class Game:
+    """A whole game to the target (or one hand with ``stop_after_hand``).
+
+    Parameters:
+        rules: the rules; default :class:`Rules()` (2 players, seed rules).
+        seed: an int, None, or a ``numpy.random.Generator`` used for every deal and random choice.
+        deals: fixed deals for the first hands (hand 1 first); later hands are dealt from ``seed``.
+        scores: starting score of each side (default zeros).
+        stop_after_hand: end the game after the first hand (for ``episode='hand'``).
+        check_leaders: reject a fixed deal whose leader contradicts a rule that fixes the leader (the
+            player who dominoed, the highest double, ...). Replays use it; users fixing a deal do not.
+    """
+
+    def __init__(
+        self,
+        rules: Optional[Rules] = None,
+        seed: SeedLike = None,
+        *,
+        deals: Sequence[Deal] = (),
+        scores: Optional[Sequence[int]] = None,
+        stop_after_hand: bool = False,
+        check_leaders: bool = False,
+    ) -> None:
+        self.rules = rules if rules is not None else Rules()
+        r = self.rules
+        self.tiles: TileSet = tile_set(r.max_pip)
+        self.rng = _as_generator(seed)
+        self.num_players = n = r.num_players
+        self.num_sides = r.num_sides
+        self.side_of = tuple(r.side_of(s) for s in range(n))
+        self.draw_action: int = self.tiles.size * 4 if r.may_draw_when_able else -1
+        self.stop_after_hand = stop_after_hand
+        self.check_leaders = check_leaders
+        self._scripted = list(deals)
+        if scores is None:
+            self.scores = [0] * self.num_sides
+        else:
+            if len(scores) != self.num_sides or not all(isinstance(s, (int, np.integer)) for s in scores):
+                raise DealError(
+                    f"scores={list(scores)!r} is not allowed: give {self.num_sides} integers, one per "
+                    f"{'team (seats 0+2, 1+3)' if r.partnership else 'player'}"
+                )
+            self.scores = [int(s) for s in scores]
+        self.is_in = [s != 0 for s in self.scores]  # for min_first_score: has the side scored yet?
+        self.events: list[Event] = []
+        self.hand_records: list[HandRecord] = []
+        self.hand_number = 0
+        self.hands_completed = 0
+        self.over = False
+        self.winner: Optional[int] = None
+        self.truncated = False
+        self.current = -1
+        self.legal: list[int] = []
+        self.leader = -1
+        self._last_result: Optional[tuple[str, int, list[int]]] = None  # (result, dominoer, pips) of last hand
+        self._new_hand()
+
+    # ================================================================== public queries
+    def legal_actions(self) -> list[int]:
+        """Legal action ids of the seat to act, ascending (empty once the game is over)."""
+        return list(self.legal)
+
+    @property
+    def current_player(self) -> int:
+        """The seat to act, or -1 when the game is over."""
+        return self.current
+
+    def hand(self, seat: int) -> list[int]:
+        """Tile ids in ``seat``'s hand, ascending."""
+        return self.tiles.tiles_of(self.hands[seat])
+
+    def hand_sizes(self) -> list[int]:
+        """Number of tiles in each seat's hand."""
+        return list(self.hand_count)
+
+    def boneyard(self) -> list[int]:
+        """The boneyard, index 0 drawn next (hidden information)."""
+        return self._stock[::-1]
+
+    @property
+    def boneyard_size(self) -> int:
+        """Tiles left in the boneyard."""
+        return len(self._stock)
+
+    @property
+    def drawable(self) -> int:
+        """Tiles that may still be drawn (boneyard minus the reserve)."""
+        return max(0, len(self._stock) - self.rules.boneyard_reserve)
+
+    def count(self) -> int:
+        """The current count of the ends."""
+        return self.board.count() if self.board.size else 0
+
+    def action_names(self, actions: Optional[Sequence[int]] = None) -> list[str]:
+        """Names of actions (default: the legal ones), e.g. ``["6-4@W", "6-4@E"]``."""
+        return [action_name(a, self.tiles) for a in (self.legal if actions is None else actions)]
+
+    def clone(self) -> "Game":
+        """An independent copy sharing nothing mutable (for search). The copy's generator is a copy."""
+        other = Game.__new__(Game)
+        other.__dict__.update(self.__dict__)
+        other.rng = np.random.Generator(type(self.rng.bit_generator)())
+        other.rng.bit_generator.state = self.rng.bit_generator.state
+        other.scores = self.scores[:]
+        other.is_in = self.is_in[:]
+        other.events = self.events[:]
+        other.hand_records = self.hand_records[:]
+        other.legal = self.legal[:]
+        other._scripted = self._scripted[:]
+        other.board = self.board.copy()
+        other.hands = self.hands[:]
+        other.hand_count = self.hand_count[:]
+        other._stock = self._stock[:]
+        other.voids = self.voids[:]
+        other.played_by = self.played_by[:]
+        other.played = self.played[:]
+        return other
+
+    # ================================================================== stepping
+    def step(self, action: int) -> None:
+        """Apply the current seat's action; run forced draws, passes and hand ends that follow."""
+        if self.over:
+            raise GameOverError(
+                f"the game is over (winner: {self.winner}, scores {self.scores}); start a new game"
+            )
+        legal = self.legal
+        if type(action) is not int:
+            if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
+                action = int(action)
+            else:
+                raise IllegalActionError(self._illegal_message(action))
+        if action not in legal:
+            raise IllegalActionError(self._illegal_message(action))
+        if action == self.draw_action:
+            self._draw(self.current, forced=False)
+            self._offer(self.current)
+            return
+        self._play(action)
+
+    def _illegal_message(self, action: Any) -> str:
+        names = ", ".join(self.action_names())
+        limit = self.tiles.size * 4 + (1 if self.draw_action >= 0 else 0)
+        if not isinstance(action, (int, np.integer)) or isinstance(action, bool):
+            what = f"action {action!r} is not an integer action id"
+        elif not 0 <= action < limit:
+            what = f"action {action} is out of range 0..{limit - 1}"
+        else:
+            what = f"action {action} ({action_name(int(action), self.tiles)}) is not legal for seat {self.current}"
+        return f"{what}; legal actions: {names} (ids {self.legal})"
+
+    def _play(self, action: int) -> None:
+        tile = action >> 2
+        slot = action & 3
+        seat = self.current
+        r = self.rules
+        board = self.board
+        is_lead = board.size == 0
+        board.place(tile, slot)
+        self.hands[seat] ^= 1 << tile
+        self.hand_count[seat] -= 1
+        self.played_by[tile] = seat
+        self.played.append(tile)
+        self._passes = 0
+        if self._pending_void is not None:
+            pseat, pmask = self._pending_void
+            if pseat == seat:
+                self.voids[seat] |= pmask
+            self._pending_void = None
+        count = board.count()
+        points = 0
+        if count % 5 == 0 and count and (r.lead_scores or not is_lead):
+            points = count // r.score_unit
+            side = self.side_of[seat]
+            if not self.is_in[side] and count < r.min_first_score:
+                points = 0
+            elif r.exact_target and self.scores[side] + points > r.target:
+                points = 0
+            if points:
+                self.scores[side] += points
+                self.is_in[side] = True
+        self.events.append(Play(seat, tile, slot, count, points))
+        if points and r.win_check == "immediate":
+            winner = self._top_side(require_target=True)
+            if winner is not None:
+                self._settle("target", -1)
+                return
+        if self.hand_count[seat] == 0:
+            self._settle("domino", seat)
+            return
+        self._draws_this_turn = 0
+        self._offer((seat + 1) % self.num_players)
+
+    def _offer(self, seat: int) -> None:
+        """Find the next seat with a choice, from ``seat`` on; forced draws and passes happen here."""
+        n = self.num_players
+        board = self.board
+        r = self.rules
+        reserve = r.boneyard_reserve
+        max_draws = r.max_draws_per_turn
+        may_draw = r.may_draw_when_able
+        while True:
+            acts = board.placements(self.hands[seat])
+            if acts:
+                if may_draw and len(self._stock) > reserve and (max_draws is None or self._draws_this_turn < max_draws):
+                    acts.append(self.draw_action)
+                self.current = seat
+                self.legal = acts
+                return
+            # no placement: draw until a playable tile comes up, or pass
+            while len(self._stock) > reserve and (max_draws is None or self._draws_this_turn < max_draws):
+                tile = self._draw(seat, forced=True)
+                acts = board.placements(1 << tile)
+                if acts:
+                    if may_draw and len(self._stock) > reserve and (max_draws is None or self._draws_this_turn < max_draws):
+                        acts.append(self.draw_action)
+                    self.current = seat
+                    self.legal = acts
+                    return
+            self.voids[seat] |= board.open_values_mask()
+            self.events.append(Pass(seat))
+            self._passes += 1
+            if self._passes >= n and len(self._stock) <= reserve:
+                self._settle("blocked", -1)
+                return
+            seat = (seat + 1) % n
+            self._draws_this_turn = 0
+
+    def _draw(self, seat: int, forced: bool) -> int:
+        tile = self._stock.pop()
+        self.hands[seat] |= 1 << tile
+        self.hand_count[seat] += 1
+        self._draws_this_turn += 1
+        self.events.append(Draw(seat, tile, forced))
+        if forced:
+            open_mask = self.board.open_values_mask()
+            tile_bits = self.tiles.pip_bits[tile]
+            if open_mask & tile_bits:
+                # it will be played at once; until then the seat holds those values
+                self.voids[seat] = open_mask & ~tile_bits
+                self._pending_void = (seat, open_mask)
+            else:
+                self.voids[seat] = open_mask
+        else:
+            self.voids[seat] = 0
+        return tile
+
+    # ================================================================== hand end and win
+    def _top_side(self, require_target: bool) -> Optional[int]:
+        """The side with the unique highest score (at or above the target if ``require_target``)."""
+        scores = self.scores
+        top = max(scores)
+        if require_target and top < self.rules.target:
+            return None
+        if scores.count(top) != 1:
+            return None
+        return scores.index(top)
+
+    def _settle(self, result: str, dominoer: int) -> None:
+        r = self.rules
+        pips = [self.tiles.pips_of(h) for h in self.hands]
+        deltas = [0] * self.num_sides
+        if result != "target":
+            if r.hand_end == "deduct_own":
+                for seat in range(self.num_players):
+                    deltas[self.side_of[seat]] -= r.pips_to_points(pips[seat])
+            else:
+                self._winner_takes(result, dominoer, pips, deltas)
+            for side, delta in enumerate(deltas):
+                new = self.scores[side] + delta
+                if delta > 0 and r.exact_target and new > r.target:
+                    deltas[side] = 0
+                    continue
+                if not r.allow_negative and new < 0:
+                    deltas[side] = -self.scores[side] if self.scores[side] > 0 else 0
+                    new = self.scores[side] + deltas[side]
+                self.scores[side] = new
+        self.events.append(Settlement(self.hand_number, result, tuple(pips), tuple(deltas), tuple(self.scores)))
+        self._last_result = (result, dominoer, pips)
+        self.hands_completed += 1
+        winner = self._top_side(require_target=True)
+        if winner is not None:
+            self._finish(winner, truncated=False)
+        elif self.stop_after_hand:
+            self._finish(None, truncated=False)
+        elif r.max_hands is not None and self.hands_completed >= r.max_hands:
+            self._finish(self._top_side(require_target=False), truncated=True)
+        else:
+            self._new_hand()
+
+    def _winner_takes(self, result: str, dominoer: int, pips: list[int], deltas: list[int]) -> None:
+        """RULES.md §6.3: the winner gains the opponents' pips (never a partner's)."""
+        r = self.rules
+        side_of = self.side_of
+        side_pips = [0] * self.num_sides
+        for seat, p in enumerate(pips):
+            side_pips[side_of[seat]] += p
+
+        def award(winner_side: int, parts: list[int]) -> int:
+            if r.bonus_round == "sum_then_round":
+                return r.pips_to_points(sum(parts))
+            return sum(r.pips_to_points(p) for p in parts)
+
+        if result == "domino":
+            w = side_of[dominoer]
+            deltas[w] += award(w, [p for seat, p in enumerate(pips) if side_of[seat] != w])
+            return
+        low = min(side_pips)
+        tied = [s for s, p in enumerate(side_pips) if p == low]
+        if len(tied) == 1:
+            w = tied[0]
+            if r.blocked_award == "opponents_total":
+                parts = [p for seat, p in enumerate(pips) if side_of[seat] != w]
+            else:
+                parts = [p - low for s, p in enumerate(side_pips) if s != w]
+            deltas[w] += award(w, parts)
+        elif len(tied) == 2 and self.num_players == 3:
+            third = next(s for s in range(3) if s not in tied)
+            total = side_pips[third] - (low if r.blocked_award == "difference" else 0)
+            half = 5 * ((r.round_pips(total) // 2) // 5)
+            for s in tied:
+                deltas[s] += half // r.score_unit
+        # any other tie: nobody scores
+
+    def _finish(self, winner: Optional[int], truncated: bool) -> None:
+        self.over = True
+        self.winner = winner
+        self.truncated = truncated
+        self.current = -1
+        self.legal = []
+        self.events.append(GameOver(winner, tuple(self.scores), truncated))
+
+    # ================================================================== dealing
+    def _new_hand(self) -> None:
+        r = self.rules
+        n = self.num_players
+        tiles = self.tiles
+        self.hand_number += 1
+        first = self.hand_number == 1
+        scripted = self._scripted.pop(0) if self._scripted else None
+        redeals = 0
+        while True:
+            if scripted is not None:
+                deal = scripted
+            else:
+                perm = self.rng.permutation(tiles.size).tolist()
+                h = r.hand_size
+                deal = Deal(tuple(tuple(perm[i * h:(i + 1) * h]) for i in range(n)), tuple(perm[n * h:]))
+            hands = [tiles.mask_of(hand) for hand in deal.hands]
+            stock = list(reversed(deal.boneyard))
+            opening: list[Event] = []
+            lead_tile = -1
+            opening_drawer = None
+            expected, lead_tile, opening_drawer, ok = self._choose_leader(deal, hands, stock, opening, first)
+            if ok:
+                break
+            if scripted is not None:
+                raise DealError(
+                    "the fixed deal holds no double and no_double_fallback='redeal'/'draw_until_double' could "
+                    "not find one: give a leader, or deal a double"
+                )
+            redeals += 1
+        leader = deal.leader if deal.leader is not None else expected
+        if self.check_leaders and deal.leader is not None and expected is not None and deal.leader != expected:
+            raise DealError(f"hand {self.hand_number}: leader {deal.leader} does not follow from the rules, which give seat {expected}")
+        if lead_tile >= 0 and not (hands[leader] >> lead_tile) & 1:
+            lead_tile = -1  # a user-chosen leader does not hold the designated tile: free lead
+        self.leader = leader
+        self.board = Board(tiles, r.spinner_sides_first, r.spinner_count)
+        self.hands = hands
+        self._stock = stock
+        self.voids = [0] * n
+        self.played_by = [-1] * tiles.size
+        self.played: list[int] = []  # tiles on the board, in the order played
+        self._passes = 0
+        self._draws_this_turn = 0
+        self._pending_void: Optional[tuple[int, int]] = None
+        self.hand_records.append(
+            HandRecord(self.hand_number, deal.hands, deal.boneyard, leader, tuple(self.scores), len(self.events),
+                       opening_drawer, redeals)
+        )
+        self.events.append(HandStart(self.hand_number, leader, tuple(self.scores)))
+        self.events.extend(opening)
+        self.hand_count = [m.bit_count() for m in hands]
+        self.current = leader
+        self.legal = [lead_tile << 2] if lead_tile >= 0 else self.board.placements(self.hands[leader])
+
+    def _choose_leader(
+        self, deal: Deal, hands: list[int], stock: list[int], opening: list[Event], first: bool
+    ) -> tuple[Optional[int], int, Optional[int], bool]:
+        """The leader the rules give for this hand (None when random and fixed by the deal), the tile
+        the leader must lead (-1: any), the opening drawer, and False when the hand must be redealt."""
+        r = self.rules
+        tiles = self.tiles
+        n = self.num_players
+        if first:
+            if r.first_leader == "random":
+                return (self._random_seat() if deal.leader is None else None), -1, None, True
+            for v in range(tiles.max_pip, -1, -1):
+                d = tiles.double_id[v]
+                for seat in range(n):
+                    if (hands[seat] >> d) & 1:
+                        return seat, (d if r.must_lead_it else -1), None, True
+            fallback = r.no_double_fallback
+            if fallback == "heaviest_tile":
+                best = max((t for seat in range(n) for t in tiles.tiles_of(hands[seat])),
+                           key=lambda t: (tiles.pips[t], tiles.high[t]))
+                holder = next(seat for seat in range(n) if (hands[seat] >> best) & 1)
+                return holder, (best if r.must_lead_it else -1), None, True
+            if fallback == "redeal":
+                return None, -1, None, deal.leader is not None
+            # draw_until_double: seats draw in turn from the opening drawer until a double comes up
+            drawer = deal.opening_drawer if deal.opening_drawer is not None else self._random_seat()
+            seat = drawer
+            reserve = r.boneyard_reserve
+            while len(stock) > reserve:
+                tile = stock.pop()
+                hands[seat] |= 1 << tile
+                opening.append(Draw(seat, tile, False))
+                if tiles.is_double[tile]:
+                    return seat, (tile if r.must_lead_it else -1), drawer, True
+                seat = (seat + 1) % n
+            return None, -1, drawer, deal.leader is not None
+        result, dominoer, pips = self._last_result  # type: ignore[misc]
+        if result == "domino":
+            return dominoer, -1, None, True
+        if r.after_block == "rotate":
+            return (self.leader + 1) % n, -1, None, True
+        if r.after_block == "lowest_pips":
+            low = min(pips)
+            tied = [s for s, p in enumerate(pips) if p == low]
+            if len(tied) == 1:
+                return tied[0], -1, None, True
+            if deal.leader is not None:
+                return None, -1, None, True
+            return tied[int(self.rng.integers(len(tied)))], -1, None, True
+        return (self._random_seat() if deal.leader is None else None), -1, None, True
+
+    def _random_seat(self) -> int:
+        return int(self.rng.integers(self.num_players))

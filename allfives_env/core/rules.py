@@ -1,0 +1,226 @@
+"""The rules options of All Fives (RULES.md §8), validated once, with defaults by player count.
+
+A :class:`Rules` value is immutable and always fully resolved: ``partnership``, ``hand_size`` and
+``target`` hold concrete values after construction, whatever "auto" spelling was given. That makes a
+rules object safe to hash, to compare and to store in a replay: ``Rules(**rules.to_dict()) == rules``.
+
+Every invalid option or combination fails here, at construction, with a :class:`RulesError` that names
+the option, the value and what is allowed, so that no game ever starts on rules it cannot play.
+"""
+
+from __future__ import annotations
+
+import difflib
+import numbers
+from dataclasses import asdict, dataclass, fields
+from typing import Any, Mapping, Optional, Union
+
+from .errors import RulesError
+from .tiles import SUPPORTED_MAX_PIPS, tile_set
+
+#: Deal sizes by player count for the double-six set (RULES.md §2): the seed default and its variants.
+HAND_SIZE_PRESETS: dict[str, dict[int, int]] = {
+    "default": {2: 9, 3: 7, 4: 5},
+    "five_always": {2: 5, 3: 5, 4: 5},
+    "seven_five": {2: 7, 3: 5, 4: 5},
+}
+#: Default deal sizes for the bigger sets (ours: RULES.md §8 gives no source; see the README).
+BIG_SET_HAND_SIZE = {9: 7, 12: 9}
+
+CHOICES: dict[str, tuple[str, ...]] = {
+    "first_leader": ("random", "highest_double"),
+    "no_double_fallback": ("heaviest_tile", "redeal", "draw_until_double"),
+    "after_block": ("random", "lowest_pips", "rotate"),
+    "spinner": ("first_double",),
+    "spinner_count": ("allfives", "sniff"),
+    "hand_end": ("deduct_own", "winner_takes"),
+    "rounding": ("nearest", "down", "none"),
+    "bonus_round": ("sum_then_round", "round_each"),
+    "blocked_award": ("opponents_total", "difference"),
+    "win_check": ("immediate", "end_of_hand"),
+}
+_BOOL_OPTIONS = (
+    "must_lead_it", "may_draw_when_able", "spinner_sides_first", "lead_scores", "allow_negative", "exact_target",
+)
+_SET_NAMES = {6: "double-six", 9: "double-nine", 12: "double-twelve"}
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+@dataclass(frozen=True)
+class Rules:
+    """All options of RULES.md §8. Defaults are the seed rules; "auto" values resolve by player count.
+
+    ``partnership`` None means "auto" (on for 4 players). ``hand_size`` None means the default by player
+    count (9/7/5 for double-six); it also takes ``"five_always"``, ``"seven_five"`` or an integer.
+    ``target`` None means 250 for 2 players and 200 for 3-4 (divided by 5 under ``score_unit=5``).
+    ``max_hands`` is not a rule but an RL safety cap: after that many hands the game ends as truncated,
+    the higher score winning (or a draw). ``None`` disables it.
+    """
+
+    num_players: int = 2
+    partnership: Optional[bool] = None
+    hand_size: Union[int, str, None] = None
+    max_pip: int = 6
+    boneyard_reserve: int = 0
+    first_leader: str = "random"
+    no_double_fallback: str = "heaviest_tile"
+    must_lead_it: bool = True
+    after_block: str = "random"
+    may_draw_when_able: bool = False
+    max_draws_per_turn: Optional[int] = None
+    spinner: str = "first_double"
+    spinner_sides_first: bool = True
+    spinner_count: str = "allfives"
+    lead_scores: bool = True
+    score_unit: int = 1
+    min_first_score: int = 0
+    hand_end: str = "deduct_own"
+    rounding: str = "nearest"
+    bonus_round: str = "sum_then_round"
+    blocked_award: str = "opponents_total"
+    allow_negative: bool = True
+    target: Optional[int] = None
+    win_check: str = "immediate"
+    exact_target: bool = False
+    max_hands: Optional[int] = 200
+
+    # ------------------------------------------------------------------ construction
+    def __post_init__(self) -> None:
+        n = self.num_players
+        if not _is_int(n) or not 2 <= n <= 4:
+            raise RulesError(f"num_players={n!r} is not allowed: All Fives is played by 2, 3 or 4 players")
+        if self.max_pip not in SUPPORTED_MAX_PIPS or not _is_int(self.max_pip):
+            raise RulesError(f"max_pip={self.max_pip!r} is not allowed: choose one of {SUPPORTED_MAX_PIPS}")
+        for name, allowed in CHOICES.items():
+            value = getattr(self, name)
+            if value not in allowed:
+                extra = ""
+                if name == "spinner":
+                    extra = " ('none' and 'all_doubles' are family variants outside v1, RULES.md §4)"
+                raise RulesError(f"{name}={value!r} is not allowed: choose one of {list(allowed)}{extra}")
+        for name in _BOOL_OPTIONS:
+            value = getattr(self, name)
+            if not isinstance(value, bool):
+                raise RulesError(f"{name}={value!r} is not allowed: it must be true or false")
+
+        # partnership ------------------------------------------------------------
+        partnership = self.partnership
+        if partnership is None or partnership == "auto":
+            partnership = n == 4
+        if not isinstance(partnership, bool):
+            raise RulesError(f"partnership={self.partnership!r} is not allowed: give true, false or 'auto'")
+        if partnership and n != 4:
+            raise RulesError(
+                f"partnership=True needs 4 players (seats 0+2 vs 1+3), got num_players={n}; "
+                "use partnership=False (or 'auto') for 2 or 3 players"
+            )
+        object.__setattr__(self, "partnership", partnership)
+
+        # hand size ---------------------------------------------------------------
+        tiles = tile_set(self.max_pip).size
+        set_name = _SET_NAMES[self.max_pip]
+        hand_size = self.hand_size
+        if hand_size is None or hand_size == "default":
+            hand_size = HAND_SIZE_PRESETS["default"][n] if self.max_pip == 6 else BIG_SET_HAND_SIZE[self.max_pip]
+        elif isinstance(hand_size, str):
+            if hand_size not in HAND_SIZE_PRESETS:
+                raise RulesError(
+                    f"hand_size={hand_size!r} is not allowed: give a positive integer or one of "
+                    f"{list(HAND_SIZE_PRESETS)}"
+                )
+            hand_size = HAND_SIZE_PRESETS[hand_size][n]
+        if not _is_int(hand_size) or hand_size < 1:
+            raise RulesError(
+                f"hand_size={self.hand_size!r} is not allowed: give a positive integer or one of "
+                f"{list(HAND_SIZE_PRESETS)}"
+            )
+        hand_size = int(hand_size)
+        if n * hand_size > tiles:
+            raise RulesError(
+                f"hand_size={hand_size} is too large: {n} players x {hand_size} tiles needs {n * hand_size} tiles; "
+                f"the {set_name} set has {tiles}"
+            )
+        object.__setattr__(self, "hand_size", hand_size)
+
+        reserve = self.boneyard_reserve
+        undealt = tiles - n * hand_size
+        if not _is_int(reserve) or not 0 <= reserve <= undealt:
+            raise RulesError(
+                f"boneyard_reserve={reserve!r} is not allowed: it must be an integer from 0 to {undealt} "
+                f"(the boneyard holds {undealt} tiles with {n} players x {hand_size})"
+            )
+        if self.max_draws_per_turn is not None and (not _is_int(self.max_draws_per_turn) or self.max_draws_per_turn < 1):
+            raise RulesError(
+                f"max_draws_per_turn={self.max_draws_per_turn!r} is not allowed: give a positive integer or null (unlimited)"
+            )
+
+        # scoring ---------------------------------------------------------------------
+        if self.score_unit not in (1, 5) or not _is_int(self.score_unit):
+            raise RulesError(f"score_unit={self.score_unit!r} is not allowed: choose 1 (points = count) or 5 (points = count / 5)")
+        if self.score_unit == 5 and self.rounding == "none":
+            raise RulesError(
+                "rounding='none' cannot be combined with score_unit=5: hand pips that are not a multiple of 5 "
+                "have no value in units of 5; use rounding='nearest' or 'down'"
+            )
+        if not _is_int(self.min_first_score) or self.min_first_score < 0:
+            raise RulesError(f"min_first_score={self.min_first_score!r} is not allowed: give a count of 0 (off) or more, e.g. 10")
+        target = self.target
+        if target is None or target == "auto":
+            target = (250 if n == 2 else 200) // self.score_unit
+        if not _is_int(target) or target < 1:
+            raise RulesError(f"target={self.target!r} is not allowed: give a positive integer (or null for the default)")
+        object.__setattr__(self, "target", int(target))
+        if self.max_hands is not None and (not _is_int(self.max_hands) or self.max_hands < 1):
+            raise RulesError(f"max_hands={self.max_hands!r} is not allowed: give a positive integer or null (no cap)")
+
+    @classmethod
+    def from_options(cls, options: Optional[Mapping[str, Any]] = None, **overrides: Any) -> "Rules":
+        """Build rules from a mapping (a YAML/JSON config), rejecting unknown keys with a suggestion."""
+        merged = dict(options or {})
+        merged.update(overrides)
+        known = {f.name for f in fields(cls)}
+        for key in merged:
+            if key not in known:
+                close = difflib.get_close_matches(str(key), sorted(known), n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                raise RulesError(f"unknown rules option {key!r}{hint}; allowed options: {sorted(known)}")
+        return cls(**merged)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every option with its resolved value, as plain JSON-friendly types."""
+        return asdict(self)
+
+    # ------------------------------------------------------------------ derived facts
+    @property
+    def num_sides(self) -> int:
+        """Number of scoring sides: 2 teams in partnership, else one per player."""
+        return 2 if self.partnership else self.num_players
+
+    def side_of(self, seat: int) -> int:
+        """The scoring side of a seat (``seat % 2`` in partnership, else the seat itself)."""
+        return seat % 2 if self.partnership else seat
+
+    @property
+    def tile_count(self) -> int:
+        """Tiles in the set."""
+        return tile_set(self.max_pip).size
+
+    @property
+    def boneyard_size(self) -> int:
+        """Tiles left in the boneyard after the deal."""
+        return self.tile_count - self.num_players * int(self.hand_size)  # type: ignore[arg-type]
+
+    def round_pips(self, pips: int) -> int:
+        """Round a pip total under ``rounding`` (nearest: 0-2 down, 3-4 up; RULES.md §6.2)."""
+        if self.rounding == "nearest":
+            return 5 * ((pips + 2) // 5)
+        if self.rounding == "down":
+            return 5 * (pips // 5)
+        return pips
+
+    def pips_to_points(self, pips: int) -> int:
+        """Rounded pips expressed in score units (``score_unit=5`` divides by 5)."""
+        return self.round_pips(pips) // self.score_unit

@@ -1,0 +1,240 @@
+"""Observation and action codecs for ``allfives_v0``.
+
+The observation is one flat ``float32`` vector made of named slices, always seen from the observing
+seat ("ego-centric"): relative seat 0 is the observer, 1 the next player clockwise, 2 the one after
+(the partner in a 4-player partnership), and so on. ``P`` = players, ``T`` = tiles in the set
+(28/55/91), ``V`` = pip values (``max_pip + 1``).
+
+==================  ==========  ===============================================================
+slice               size        meaning
+==================  ==========  ===============================================================
+``hand``            T           1 if the observer holds tile t
+``board``           T x P       1 at [t, k] if tile t is on the table, played by relative seat k
+``ends``            4 x (V+3)   per end W, E, N, S: one-hot open value (only if a tile may be
+                                placed there now), then flags *open*, *counted* (adds to the
+                                count), *double* (the last tile there is a double, counted 2x)
+``spinner``         V + 2       a spinner is on the table; its value one-hot; its own 2v is
+                                still in the count (fewer than two sides filled)
+``count``           2           the count / (8 x max_pip); 1 if the count scores (multiple of 5)
+``boneyard``        2           boneyard size / T; tiles that may still be drawn / T
+``hand_sizes``      P - 1       each other seat's hand size / T (relative seats 1..P-1)
+``voids``           (P-1) x V   1 at [k, v] if relative seat k is known to hold no tile showing v
+                                (it drew or passed while v was open)
+``scores``          P           the score of each relative seat's side / target, clipped to [-2, 2]
+``scored``          P           1 if that seat's side has scored (``min_first_score``)
+``partners``        P           1 if relative seat k is on the observer's side (k=0 always)
+``lead``            1           1 if the board is empty (the observer is leading)
+==================  ==========  ===============================================================
+
+Actions: ``action = tile_id * 4 + slot`` (see :mod:`allfives_env.core.actions`); the mask is an
+``int8`` vector over every action id, all zeros for a seat that is not to act.
+
+:func:`observation_table` prints this layout with the offsets for a given rules object.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from .core.actions import action_name, decode_action, encode_action, num_actions, parse_action
+from .core.game import Game
+from .core.rules import Rules
+from .core.tiles import tile_set
+
+__all__ = [
+    "ObservationEncoder", "action_name", "decode_action", "encode_action", "num_actions", "observation_table",
+    "parse_action",
+]
+
+#: Version of the observation layout; saved policies record it and refuse another.
+OBS_LAYOUT_VERSION = 1
+SCORE_CLIP = 2.0
+
+
+class ObservationEncoder:
+    """Builds observation vectors, action masks and the full-information state for one rules object.
+
+    The slice offsets are computed once; :meth:`encode` then only writes the non-zero entries, which
+    keeps an observation at a few microseconds.
+    """
+
+    def __init__(self, rules: Rules) -> None:
+        self.rules = rules
+        tiles = tile_set(rules.max_pip)
+        self.tiles = tiles
+        P = self.P = rules.num_players
+        T = self.T = tiles.size
+        V = self.V = tiles.num_values
+        sizes = [
+            ("hand", T), ("board", T * P), ("ends", 4 * (V + 3)), ("spinner", V + 2), ("count", 2),
+            ("boneyard", 2), ("hand_sizes", P - 1), ("voids", (P - 1) * V), ("scores", P), ("scored", P),
+            ("partners", P), ("lead", 1),
+        ]
+        self.slices: dict[str, slice] = {}
+        offset = 0
+        for name, size in sizes:
+            self.slices[name] = slice(offset, offset + size)
+            offset += size
+        self.size = offset
+        self.num_actions = num_actions(tiles, rules.may_draw_when_able)
+        low = np.zeros(self.size, dtype=np.float32)
+        high = np.ones(self.size, dtype=np.float32)
+        low[self.slices["scores"]] = -SCORE_CLIP
+        high[self.slices["scores"]] = SCORE_CLIP
+        self.low, self.high = low, high
+        # state: every hand (absolute seats), the boneyard's tiles, the public part seen by seat 0, the seat to act
+        self.state_size = T * P + T + self.size + P
+        s = self.slices
+        self._o_board = s["board"].start
+        self._o_ends = s["ends"].start
+        self._o_spinner = s["spinner"].start
+        self._o_count = s["count"].start
+        self._o_boneyard = s["boneyard"].start
+        self._o_sizes = s["hand_sizes"].start
+        self._o_voids = s["voids"].start
+        self._o_scores = s["scores"].start
+        self._o_scored = s["scored"].start
+        self._o_partners = s["partners"].start
+        self._o_lead = s["lead"].start
+        self._count_scale = 1.0 / (8 * rules.max_pip)
+        self._partner_rows = [
+            [k for k in range(P) if rules.side_of((seat + k) % P) == rules.side_of(seat)] for seat in range(P)
+        ]
+
+    # ------------------------------------------------------------------ observation
+    def encode(self, game: Game, seat: int, out: Optional[np.ndarray] = None) -> np.ndarray:
+        """The observation vector of ``seat``. Writes into ``out`` (zeroed here) when given."""
+        if out is None:
+            out = np.zeros(self.size, dtype=np.float32)
+        else:
+            out.fill(0.0)
+        ones = self._public_ones(game, seat)
+        m = game.hands[seat]
+        while m:
+            low = m & -m
+            ones.append(low.bit_length() - 1)
+            m ^= low
+        out[ones] = 1.0
+        self._write_scalars(game, seat, out)
+        return out
+
+    def _public_ones(self, game: Game, seat: int) -> list[int]:
+        """Indices of the 1-entries of every slice but ``hand`` and the scalar features."""
+        P = self.P
+        V = self.V
+        ones: list[int] = []
+        ob = self._o_board
+        played_by = game.played_by
+        for t in game.played:
+            ones.append(ob + t * P + (played_by[t] - seat) % P)
+        board = game.board
+        if board.size:
+            oe = self._o_ends
+            stride = V + 3
+            open_slots = board.open_slots
+            ends = board.ends
+            for slot in range(4):
+                base = oe + slot * stride
+                if slot in open_slots:
+                    ones.append(base + ends[slot])
+                    ones.append(base + V)
+                if board.counted(slot):
+                    ones.append(base + V + 1)
+                if board.arm_len[slot] and board.end_double[slot]:
+                    ones.append(base + V + 2)
+            if board.spinner >= 0:
+                osp = self._o_spinner
+                ones.append(osp)
+                ones.append(osp + 1 + board.spinner)
+                if board.spinner_counts():
+                    ones.append(osp + 1 + V)
+        else:
+            ones.append(self._o_lead)
+        ov = self._o_voids
+        voids = game.voids
+        for k in range(1, P):
+            m = voids[(seat + k) % P]
+            base = ov + (k - 1) * V
+            v = 0
+            while m:
+                if m & 1:
+                    ones.append(base + v)
+                m >>= 1
+                v += 1
+        op = self._o_partners
+        for k in self._partner_rows[seat]:
+            ones.append(op + k)
+        osc = self._o_scored
+        is_in = game.is_in
+        side_of = game.side_of
+        for k in range(P):
+            if is_in[side_of[(seat + k) % P]]:
+                ones.append(osc + k)
+        return ones
+
+    def _write_scalars(self, game: Game, seat: int, out: np.ndarray) -> None:
+        P = self.P
+        T = self.T
+        count = game.board.count() if game.board.size else 0
+        oc = self._o_count
+        out[oc] = count * self._count_scale
+        if count and count % 5 == 0:
+            out[oc + 1] = 1.0
+        ob = self._o_boneyard
+        out[ob] = len(game._stock) / T
+        out[ob + 1] = game.drawable / T
+        os_ = self._o_sizes
+        hc = game.hand_count
+        for k in range(1, P):
+            out[os_ + k - 1] = hc[(seat + k) % P] / T
+        osc = self._o_scores
+        target = game.rules.target
+        scores = game.scores
+        side_of = game.side_of
+        for k in range(P):
+            value = scores[side_of[(seat + k) % P]] / target
+            out[osc + k] = SCORE_CLIP if value > SCORE_CLIP else (-SCORE_CLIP if value < -SCORE_CLIP else value)
+
+    def action_mask(self, game: Game, seat: int) -> np.ndarray:
+        """``int8`` mask over all action ids; zeros unless ``seat`` is to act."""
+        mask = np.zeros(self.num_actions, dtype=np.int8)
+        if seat == game.current and game.legal:
+            mask[game.legal] = 1
+        return mask
+
+    # ------------------------------------------------------------------ state
+    def state(self, game: Game) -> np.ndarray:
+        """Full-information state for centralized critics: every hand (absolute seats, T x P), the
+        boneyard's tiles (T), the public observation slices as seen by seat 0 (its own hand slice left
+        empty), and the seat to act one-hot (P; all zeros once the game is over)."""
+        T, P = self.T, self.P
+        out = np.zeros(self.state_size, dtype=np.float32)
+        ones = []
+        for seat in range(P):
+            m = game.hands[seat]
+            while m:
+                low = m & -m
+                ones.append((low.bit_length() - 1) * P + seat)
+                m ^= low
+        for t in game._stock:
+            ones.append(T * P + t)
+        base = T * P + T
+        ones.extend(base + i for i in self._public_ones(game, 0))
+        if game.current >= 0:
+            ones.append(base + self.size + game.current)
+        out[ones] = 1.0
+        public = out[base:base + self.size]
+        self._write_scalars(game, 0, public)
+        return out
+
+
+def observation_table(rules: Optional[Rules] = None) -> str:
+    """The observation layout for ``rules`` as a text table with offsets (for docs and debugging)."""
+    enc = ObservationEncoder(rules or Rules())
+    lines = [f"{'slice':<12} {'offset':>6} {'size':>5}"]
+    for name, sl in enc.slices.items():
+        lines.append(f"{name:<12} {sl.start:>6} {sl.stop - sl.start:>5}")
+    lines.append(f"{'total':<12} {'':>6} {enc.size:>5}")
+    return "\n".join(lines)
