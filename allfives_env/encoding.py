@@ -99,9 +99,18 @@ class ObservationEncoder:
         self._o_partners = s["partners"].start
         self._o_lead = s["lead"].start
         self._count_scale = 1.0 / (8 * rules.max_pip)
-        self._partner_rows = [
-            [k for k in range(P) if rules.side_of((seat + k) % P) == rules.side_of(seat)] for seat in range(P)
+        self._end_stride = V + 3
+        # per seat: the partner flags never change
+        self._static_ones = [
+            [self._o_partners + k for k in range(P) if rules.side_of((seat + k) % P) == rules.side_of(seat)]
+            for seat in range(P)
         ]
+        # per relative seat k and void bit mask m: the indices of the void slice to set
+        self._void_offsets = [
+            [[self._o_voids + (k - 1) * V + v for v in range(V) if (m >> v) & 1] for m in range(1 << V)]
+            if k else [] for k in range(P)
+        ]
+        self._board_cache: list[list] = [[None, 0, 0, []] for _ in range(P)]
 
     # ------------------------------------------------------------------ observation
     def encode(self, game: Game, seat: int, out: Optional[np.ndarray] = None) -> np.ndarray:
@@ -123,49 +132,57 @@ class ObservationEncoder:
     def _public_ones(self, game: Game, seat: int) -> list[int]:
         """Indices of the 1-entries of every slice but ``hand`` and the scalar features."""
         P = self.P
-        V = self.V
-        ones: list[int] = []
-        ob = self._o_board
-        played_by = game.played_by
-        for t in game.played:
-            ones.append(ob + t * P + (played_by[t] - seat) % P)
+        # board slice: tiles are only ever added during a hand, so extend a per-seat cache
+        cache = self._board_cache[seat]
+        played = game.played
+        if cache[0] is not game or cache[1] != game.hand_number or cache[2] > len(played):
+            cache[0], cache[1], cache[2], cache[3] = game, game.hand_number, 0, []
+        ones_board = cache[3]
+        if cache[2] < len(played):
+            ob = self._o_board
+            played_by = game.played_by
+            for t in played[cache[2]:]:
+                ones_board.append(ob + t * P + (played_by[t] - seat) % P)
+            cache[2] = len(played)
+        ones = ones_board + self._static_ones[seat]
         board = game.board
         if board.size:
             oe = self._o_ends
-            stride = V + 3
-            open_slots = board.open_slots
+            stride = self._end_stride
+            V = self.V
             ends = board.ends
-            for slot in range(4):
-                base = oe + slot * stride
-                if slot in open_slots:
-                    ones.append(base + ends[slot])
-                    ones.append(base + V)
-                if board.counted(slot):
-                    ones.append(base + V + 1)
-                if board.arm_len[slot] and board.end_double[slot]:
-                    ones.append(base + V + 2)
-            if board.spinner >= 0:
+            arm_len = board.arm_len
+            end_double = board.end_double
+            open_slots = board.open_slots
+            if board.spinner < 0:
+                # a line: W and E are open and counted, no doubles
+                ones += (oe + ends[0], oe + V, oe + V + 1, oe + stride + ends[1], oe + stride + V, oe + stride + V + 1)
+            else:
+                both_sides = arm_len[0] and arm_len[1]
+                sniff_ns = board.sniff and both_sides
+                for slot in (0, 1, 2, 3):
+                    base = oe + slot * stride
+                    if slot in open_slots:
+                        ones.append(base + ends[slot])
+                        ones.append(base + V)
+                    if arm_len[slot]:
+                        ones.append(base + V + 1)
+                        if end_double[slot]:
+                            ones.append(base + V + 2)
+                    elif sniff_ns and slot > 1:
+                        ones.append(base + V + 1)
                 osp = self._o_spinner
                 ones.append(osp)
                 ones.append(osp + 1 + board.spinner)
-                if board.spinner_counts():
+                if not both_sides:
                     ones.append(osp + 1 + V)
         else:
             ones.append(self._o_lead)
-        ov = self._o_voids
         voids = game.voids
         for k in range(1, P):
             m = voids[(seat + k) % P]
-            base = ov + (k - 1) * V
-            v = 0
-            while m:
-                if m & 1:
-                    ones.append(base + v)
-                m >>= 1
-                v += 1
-        op = self._o_partners
-        for k in self._partner_rows[seat]:
-            ones.append(op + k)
+            if m:
+                ones.extend(self._void_offsets[k][m])
         osc = self._o_scored
         is_in = game.is_in
         side_of = game.side_of

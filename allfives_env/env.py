@@ -18,7 +18,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from .core.errors import IllegalActionError, RulesError
-from .core.events import public_view
+from .core.events import Draw, public_view
 from .core.game import Deal, Game
 from .core.replay import game_record
 from .core.rules import Rules
@@ -223,9 +223,9 @@ class raw_env(AECEnv, EzPickle):
 
     def _info(self, seat: int) -> dict[str, Any]:
         game = self.game
-        events = game.events[self._seen[seat]:]
+        events = [e if type(e) is not Draw else public_view(e, seat) for e in game.events[self._seen[seat]:]]
         return {
-            "events": [public_view(e, seat) for e in events],
+            "events": events,
             "scores": list(game.scores),
             "hand": game.hand_number,
         }
