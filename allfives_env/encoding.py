@@ -140,9 +140,8 @@ class ObservationEncoder:
         ones_board = cache[3]
         if cache[2] < len(played):
             ob = self._o_board
-            played_by = game.played_by
-            for t in played[cache[2]:]:
-                ones_board.append(ob + t * P + (played_by[t] - seat) % P)
+            for t, by in played[cache[2]:]:
+                ones_board.append(ob + t * P + (by - seat) % P)
             cache[2] = len(played)
         ones = ones_board + self._static_ones[seat]
         board = game.board
@@ -203,9 +202,9 @@ class ObservationEncoder:
         out[ob] = len(game._stock) / T
         out[ob + 1] = game.drawable / T
         os_ = self._o_sizes
-        hc = game.hand_count
+        hands = game.hands
         for k in range(1, P):
-            out[os_ + k - 1] = hc[(seat + k) % P] / T
+            out[os_ + k - 1] = hands[(seat + k) % P].bit_count() / T
         osc = self._o_scores
         target = game.rules.target
         scores = game.scores
@@ -217,8 +216,9 @@ class ObservationEncoder:
     def action_mask(self, game: Game, seat: int) -> np.ndarray:
         """``int8`` mask over all action ids; zeros unless ``seat`` is to act."""
         mask = np.zeros(self.num_actions, dtype=np.int8)
-        if seat == game.current and game.legal:
-            mask[game.legal] = 1
+        if seat == game.current:
+            for action in game.legal:  # a handful of ids: item writes beat a fancy-index store here
+                mask[action] = 1
         return mask
 
     # ------------------------------------------------------------------ state

@@ -162,23 +162,25 @@ class raw_env(AECEnv, EzPickle):
             self._was_dead_step(action)
             return
         game = self.game
-        if (
-            not isinstance(action, (int, np.integer))
-            or isinstance(action, (bool, np.bool_))
-            or action not in game.legal
-        ):
+        if type(action) is not int:
+            if not isinstance(action, (int, np.integer)) or isinstance(action, (bool, np.bool_)):
+                raise IllegalActionError(game._illegal_message(action) + f" [agent {agent}]")
+            action = int(action)
+        if action not in game.legal:
             raise IllegalActionError(game._illegal_message(action) + f" [agent {agent}]")
         seat = self._seat[agent]
         self._cumulative_rewards[agent] = 0.0
         self._seen[seat] = len(game.events)
         scores_before = game.scores[:] if self.reward_mode == "points" else None
-        game.step(int(action))
-        rewards = dict.fromkeys(self.agents, 0.0)
-        if scores_before is not None:
+        game.step(action)
+        self.rewards = rewards = dict.fromkeys(self.agents, 0.0)
+        if scores_before is not None and scores_before != game.scores:
             self._points_rewards(scores_before, rewards)
+            self._accumulate_rewards()  # skipped when nothing was scored: adding zeros changes nothing
         if game.over:
             if self.reward_mode == "win":
                 self._win_rewards(rewards)
+                self._accumulate_rewards()
             done = dict.fromkeys(self.agents, True)
             if game.truncated:
                 self.truncations = done
@@ -188,10 +190,8 @@ class raw_env(AECEnv, EzPickle):
                 self.infos[a] = self._info(i)
         else:
             nxt = game.current
-            self.infos[self.possible_agents[nxt]] = self._info(nxt)
-            self.agent_selection = self.possible_agents[nxt]
-        self.rewards = rewards
-        self._accumulate_rewards()
+            self.agent_selection = nxt_agent = self.possible_agents[nxt]
+            self.infos[nxt_agent] = self._info(nxt)
         if self.render_mode == "human":
             self.render()
 

@@ -26,12 +26,15 @@ class Board:
     """One hand's layout. Mutable, cheap to copy (:meth:`copy`), no knowledge of players or scores."""
 
     __slots__ = (
-        "tiles", "sides_first", "sniff", "spinner", "spinner_tile", "ends", "end_double", "arm_len",
+        "tiles", "pip_mask", "low", "high", "sides_first", "sniff", "spinner", "spinner_tile", "ends", "end_double", "arm_len",
         "arms", "lead", "size", "open_slots",
     )
 
     def __init__(self, tiles: TileSet, spinner_sides_first: bool = True, spinner_count: str = "allfives") -> None:
         self.tiles = tiles
+        self.pip_mask = tiles.pip_mask
+        self.low = tiles.low
+        self.high = tiles.high
         self.sides_first = spinner_sides_first
         self.sniff = spinner_count == "sniff"
         self.spinner = -1  # pip value of the spinner, -1 before any double is played
@@ -49,6 +52,9 @@ class Board:
         """An independent copy (search agents play forward on copies)."""
         other = Board.__new__(Board)
         other.tiles = self.tiles
+        other.pip_mask = self.pip_mask
+        other.low = self.low
+        other.high = self.high
         other.sides_first = self.sides_first
         other.sniff = self.sniff
         other.spinner = self.spinner
@@ -68,7 +74,8 @@ class Board:
         return self.size == 0
 
     def placements(self, hand_mask: int) -> list[int]:
-        """Legal action ids (``tile * 4 + slot``) for the tiles of ``hand_mask``, ascending.
+        """Legal action ids (``tile * 4 + slot``) for the tiles of ``hand_mask``, end by end (W, E, N,
+        S) and by tile within an end: a fixed order, not sorted, since sorting costs more than the rest.
 
         On an empty board every tile may lead, on slot 0.
         """
@@ -80,7 +87,7 @@ class Board:
                 out.append((low.bit_length() - 1) << 2)
                 m ^= low
             return out
-        pip_mask = self.tiles.pip_mask
+        pip_mask = self.pip_mask
         ends = self.ends
         for slot in self.open_slots:
             m = hand_mask & pip_mask[ends[slot]]
@@ -88,8 +95,6 @@ class Board:
                 low = m & -m
                 out.append(((low.bit_length() - 1) << 2) | slot)
                 m ^= low
-        if len(self.open_slots) > 1:
-            out.sort()
         return out
 
     def can_place(self, tile: int, slot: int) -> bool:
@@ -116,9 +121,15 @@ class Board:
         arm_len = self.arm_len
         dbl = self.end_double
         total = 0
-        for slot in ALL_SLOTS:
-            if arm_len[slot]:
-                total += ends[slot] << 1 if dbl[slot] else ends[slot]
+        # unrolled over W, E, N, S: this runs after every play
+        if arm_len[0]:
+            total += ends[0] << 1 if dbl[0] else ends[0]
+        if arm_len[1]:
+            total += ends[1] << 1 if dbl[1] else ends[1]
+        if arm_len[2]:
+            total += ends[2] << 1 if dbl[2] else ends[2]
+        if arm_len[3]:
+            total += ends[3] << 1 if dbl[3] else ends[3]
         if not (arm_len[W] and arm_len[E]):
             total += self.spinner << 1
         elif self.sniff:
@@ -142,9 +153,8 @@ class Board:
     # ------------------------------------------------------------------ mutation
     def place(self, tile: int, slot: int) -> None:
         """Put ``tile`` on ``slot``. The caller has checked legality (:meth:`can_place`)."""
-        tiles = self.tiles
-        lo = tiles.low[tile]
-        hi = tiles.high[tile]
+        lo = self.low[tile]
+        hi = self.high[tile]
         if self.size == 0:
             if lo == hi:
                 self._make_spinner(tile, lo)
@@ -184,7 +194,7 @@ class Board:
         self.end_double[slot] = lo == hi
         self.arms[slot].append((tile, x, outer))
         self.arm_len[slot] += 1
-        if self.spinner >= 0 and slot < N and self.sides_first and len(self.open_slots) == 2:
+        if slot < N and self.open_slots is LINE_SLOTS and self.spinner >= 0 and self.sides_first:
             self._update_open_slots()
 
     def _make_spinner(self, tile: int, value: int) -> None:

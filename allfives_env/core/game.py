@@ -15,8 +15,7 @@ fixes the whole game given the players' actions.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Optional, Sequence, Union
+from typing import Any, NamedTuple, Optional, Sequence, Union
 
 import numpy as np
 
@@ -28,10 +27,10 @@ from .rules import Rules
 from .tiles import TileLike, TileSet, tile_set
 
 SeedLike = Union[None, int, np.random.Generator]
+_new_event = tuple.__new__  # builds an event tuple without the NamedTuple's Python-level __new__
 
 
-@dataclass(frozen=True)
-class Deal:
+class Deal(NamedTuple):
     """A fixed deal for one hand: each seat's tiles, the boneyard (index 0 is drawn first), the leader.
 
     ``leader`` None lets the rules choose (random, highest double, the player who dominoed, ...).
@@ -93,8 +92,7 @@ class Deal:
         return Deal(tuple(parsed_hands), tuple(top + rest), None if leader is None else int(leader), opening_drawer)
 
 
-@dataclass
-class HandRecord:
+class HandRecord(NamedTuple):
     """What a replay needs to re-deal one hand: the deal as dealt, the leader and the first event index."""
 
     hand: int
@@ -105,7 +103,6 @@ class HandRecord:
     first_event: int
     opening_drawer: Optional[int] = None
     redeals: int = 0
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def _as_generator(seed: SeedLike) -> np.random.Generator:
@@ -145,6 +142,9 @@ class Game:
         self.num_sides = r.num_sides
         self.side_of = tuple(r.side_of(s) for s in range(n))
         self.draw_action: int = self.tiles.size * 4 if r.may_draw_when_able else -1
+        # the seed rules score a play as its count: a flag lets the hot path skip the variant checks
+        self._plain_scoring = r.lead_scores and r.score_unit == 1 and not r.min_first_score and not r.exact_target
+        self._immediate_win = r.win_check == "immediate"
         self.stop_after_hand = stop_after_hand
         self.check_leaders = check_leaders
         self._scripted = list(deals)
@@ -173,8 +173,11 @@ class Game:
 
     # ================================================================== public queries
     def legal_actions(self) -> list[int]:
-        """Legal action ids of the seat to act, ascending (empty once the game is over)."""
-        return list(self.legal)
+        """Legal action ids of the seat to act, ascending (empty once the game is over).
+
+        :attr:`legal` holds the same ids in the engine's own fixed order, without the copy and sort.
+        """
+        return sorted(self.legal)
 
     @property
     def current_player(self) -> int:
@@ -187,7 +190,20 @@ class Game:
 
     def hand_sizes(self) -> list[int]:
         """Number of tiles in each seat's hand."""
-        return list(self.hand_count)
+        return [m.bit_count() for m in self.hands]
+
+    @property
+    def hand_count(self) -> list[int]:
+        """Number of tiles in each seat's hand (same as :meth:`hand_sizes`)."""
+        return [m.bit_count() for m in self.hands]
+
+    @property
+    def played_by(self) -> list[int]:
+        """For each tile id, the seat that played it this hand, or -1."""
+        out = [-1] * self.tiles.size
+        for tile, seat in self.played:
+            out[tile] = seat
+        return out
 
     def boneyard(self) -> list[int]:
         """The boneyard, index 0 drawn next (hidden information)."""
@@ -225,36 +241,35 @@ class Game:
         other._scripted = self._scripted[:]
         other.board = self.board.copy()
         other.hands = self.hands[:]
-        other.hand_count = self.hand_count[:]
         other._stock = self._stock[:]
         other.voids = self.voids[:]
-        other.played_by = self.played_by[:]
         other.played = self.played[:]
         return other
 
     # ================================================================== stepping
     def step(self, action: int) -> None:
-        """Apply the current seat's action; run forced draws, passes and hand ends that follow."""
-        if self.over:
-            raise GameOverError(
-                f"the game is over (winner: {self.winner}, scores {self.scores}); start a new game"
-            )
-        legal = self.legal
-        if type(action) is not int:
-            if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
-                action = int(action)
+        """Apply the current seat's action; run forced draws, passes and hand ends that follow.
+
+        Raises :class:`IllegalActionError` for an action that is not legal now (the message lists the
+        legal ones) and :class:`GameOverError` once the game is over.
+        """
+        if type(action) is int and action in self.legal:
+            if action == self.draw_action:
+                self._draw(self.current, forced=False)
+                self._offer(self.current)
             else:
-                raise IllegalActionError(self._illegal_message(action))
-        if action not in legal:
-            raise IllegalActionError(self._illegal_message(action))
-        if action == self.draw_action:
-            self._draw(self.current, forced=False)
-            self._offer(self.current)
+                self._play(action)
             return
-        self._play(action)
+        if self.over:
+            raise GameOverError(f"the game is over (winner: {self.winner}, scores {self.scores}); start a new game")
+        if isinstance(action, np.integer) or (isinstance(action, int) and not isinstance(action, bool)):
+            if int(action) in self.legal:
+                self.step(int(action))
+                return
+        raise IllegalActionError(self._illegal_message(action))
 
     def _illegal_message(self, action: Any) -> str:
-        names = ", ".join(self.action_names())
+        names = ", ".join(self.action_names(sorted(self.legal)))
         limit = self.tiles.size * 4 + (1 if self.draw_action >= 0 else 0)
         if not isinstance(action, (int, np.integer)) or isinstance(action, bool):
             what = f"action {action!r} is not an integer action id"
@@ -262,20 +277,18 @@ class Game:
             what = f"action {action} is out of range 0..{limit - 1}"
         else:
             what = f"action {action} ({action_name(int(action), self.tiles)}) is not legal for seat {self.current}"
-        return f"{what}; legal actions: {names} (ids {self.legal})"
+        return f"{what}; legal actions: {names} (ids {sorted(self.legal)})"
 
     def _play(self, action: int) -> None:
         tile = action >> 2
         slot = action & 3
         seat = self.current
-        r = self.rules
         board = self.board
         is_lead = board.size == 0
         board.place(tile, slot)
-        self.hands[seat] ^= 1 << tile
-        self.hand_count[seat] -= 1
-        self.played_by[tile] = seat
-        self.played.append(tile)
+        hands = self.hands
+        hands[seat] ^= 1 << tile
+        self.played.append((tile, seat))
         self._passes = 0
         if self._pending_void is not None:
             pseat, pmask = self._pending_void
@@ -284,30 +297,47 @@ class Game:
             self._pending_void = None
         count = board.count()
         points = 0
-        if count % 5 == 0 and count and (r.lead_scores or not is_lead):
-            points = count // r.score_unit
-            side = self.side_of[seat]
-            if not self.is_in[side] and count < r.min_first_score:
-                points = 0
-            elif r.exact_target and self.scores[side] + points > r.target:
-                points = 0
+        if count % 5 == 0 and count:
+            points = count if self._plain_scoring else self._gated_points(seat, count, is_lead)
             if points:
+                side = self.side_of[seat]
                 self.scores[side] += points
                 self.is_in[side] = True
-        self.events.append(Play(seat, tile, slot, count, points))
-        if points and r.win_check == "immediate":
-            winner = self._top_side(require_target=True)
-            if winner is not None:
-                self._settle("target", -1)
-                return
-        if self.hand_count[seat] == 0:
+        self.events.append(_new_event(Play, (seat, tile, slot, count, points)))
+        if points and self._immediate_win and self._top_side(require_target=True) is not None:
+            self._settle("target", -1)
+            return
+        if not hands[seat]:
             self._settle("domino", seat)
             return
         self._draws_this_turn = 0
-        self._offer((seat + 1) % self.num_players)
+        seat += 1
+        if seat == self.num_players:
+            seat = 0
+        acts = board.placements(hands[seat])
+        if acts and self.draw_action < 0:  # the common case: the next seat can play, drawing is no choice
+            self.current = seat
+            self.legal = acts
+            return
+        self._offer(seat, acts)
 
-    def _offer(self, seat: int) -> None:
-        """Find the next seat with a choice, from ``seat`` on; forced draws and passes happen here."""
+    def _gated_points(self, seat: int, count: int, is_lead: bool) -> int:
+        """Points of a scoring count under ``lead_scores``, ``score_unit``, ``min_first_score`` and
+        ``exact_target`` (the plain rules skip this call)."""
+        r = self.rules
+        if is_lead and not r.lead_scores:
+            return 0
+        side = self.side_of[seat]
+        if not self.is_in[side] and count < r.min_first_score:
+            return 0
+        points = count // r.score_unit
+        if r.exact_target and self.scores[side] + points > r.target:
+            return 0
+        return points
+
+    def _offer(self, seat: int, acts: Optional[list[int]] = None) -> None:
+        """Find the next seat with a choice, from ``seat`` on; forced draws and passes happen here.
+        ``acts`` are ``seat``'s placements when the caller has already computed them."""
         n = self.num_players
         board = self.board
         r = self.rules
@@ -315,7 +345,8 @@ class Game:
         max_draws = r.max_draws_per_turn
         may_draw = r.may_draw_when_able
         while True:
-            acts = board.placements(self.hands[seat])
+            if acts is None:
+                acts = board.placements(self.hands[seat])
             if acts:
                 if may_draw and len(self._stock) > reserve and (max_draws is None or self._draws_this_turn < max_draws):
                     acts.append(self.draw_action)
@@ -340,11 +371,11 @@ class Game:
                 return
             seat = (seat + 1) % n
             self._draws_this_turn = 0
+            acts = None
 
     def _draw(self, seat: int, forced: bool) -> int:
         tile = self._stock.pop()
         self.hands[seat] |= 1 << tile
-        self.hand_count[seat] += 1
         self._draws_this_turn += 1
         self.events.append(Draw(seat, tile, forced))
         if forced:
@@ -357,7 +388,8 @@ class Game:
             else:
                 self.voids[seat] = open_mask
         else:
-            self.voids[seat] = 0
+            self.voids[seat] = 0  # a chosen draw reveals nothing, and the new tile could show any value
+            self._pending_void = None
         return tile
 
     # ================================================================== hand end and win
@@ -485,8 +517,7 @@ class Game:
         self.hands = hands
         self._stock = stock
         self.voids = [0] * n
-        self.played_by = [-1] * tiles.size
-        self.played: list[int] = []  # tiles on the board, in the order played
+        self.played: list[tuple[int, int]] = []  # (tile, seat) on the board, in the order played
         self._passes = 0
         self._draws_this_turn = 0
         self._pending_void: Optional[tuple[int, int]] = None
@@ -496,7 +527,6 @@ class Game:
         )
         self.events.append(HandStart(self.hand_number, leader, tuple(self.scores)))
         self.events.extend(opening)
-        self.hand_count = [m.bit_count() for m in hands]
         self.current = leader
         self.legal = [lead_tile << 2] if lead_tile >= 0 else self.board.placements(self.hands[leader])
 
