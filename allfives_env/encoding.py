@@ -105,45 +105,56 @@ class ObservationEncoder:
             [self._o_partners + k for k in range(P) if rules.side_of((seat + k) % P) == rules.side_of(seat)]
             for seat in range(P)
         ]
-        # per relative seat k and void bit mask m: the indices of the void slice to set
-        self._void_offsets = [
-            [[self._o_voids + (k - 1) * V + v for v in range(V) if (m >> v) & 1] for m in range(1 << V)]
-            if k else [] for k in range(P)
-        ]
-        self._board_cache: list[list] = [[None, 0, 0, []] for _ in range(P)]
+        # per relative seat k: void bit mask -> indices of the void slice to set (filled on demand)
+        self._void_offsets: list[dict[int, list[int]]] = [{} for _ in range(P)]
+        # per seat: a buffer holding the slices that only change a little between observations (own hand,
+        # board, partners), brought up to date incrementally and copied for each observation
+        self._views = [_SeatView(self._blank(seat)) for seat in range(P)]
+
+    def _blank(self, seat: int) -> np.ndarray:
+        buf = np.zeros(self.size, dtype=np.float32)
+        buf[self._static_ones[seat]] = 1.0
+        return buf
 
     # ------------------------------------------------------------------ observation
     def encode(self, game: Game, seat: int, out: Optional[np.ndarray] = None) -> np.ndarray:
-        """The observation vector of ``seat``. Writes into ``out`` (zeroed here) when given."""
-        if out is None:
-            out = np.zeros(self.size, dtype=np.float32)
-        else:
-            out.fill(0.0)
-        ones = self._public_ones(game, seat)
+        """The observation vector of ``seat`` (a new array, or ``out`` overwritten when given)."""
+        view = self._views[seat]
+        buf = view.buf
+        played = game.played
+        if view.game is not game or view.hand != game.hand_number or view.n_played > len(played):
+            buf[:] = self._blank(seat)
+            view.game, view.hand, view.n_played, view.hand_mask = game, game.hand_number, 0, 0
+        if view.n_played < len(played):
+            ob, P = self._o_board, self.P
+            for t, by in played[view.n_played:]:
+                buf[ob + t * P + (by - seat) % P] = 1.0
+            view.n_played = len(played)
         m = game.hands[seat]
-        while m:
-            low = m & -m
-            ones.append(low.bit_length() - 1)
-            m ^= low
-        out[ones] = 1.0
+        changed = m ^ view.hand_mask
+        while changed:
+            low = changed & -changed
+            buf[low.bit_length() - 1] = 1.0 if m & low else 0.0
+            changed ^= low
+        view.hand_mask = m
+        if out is None:
+            out = buf.copy()
+        else:
+            out[:] = buf
+        for i in self._dynamic_ones(game, seat):
+            out[i] = 1.0
         self._write_scalars(game, seat, out)
         return out
 
-    def _public_ones(self, game: Game, seat: int) -> list[int]:
-        """Indices of the 1-entries of every slice but ``hand`` and the scalar features."""
+    def _board_ones(self, game: Game, seat: int) -> list[int]:
+        """Indices of the ``board`` slice's 1-entries as seen by ``seat``."""
+        ob, P = self._o_board, self.P
+        return [ob + t * P + (by - seat) % P for t, by in game.played]
+
+    def _dynamic_ones(self, game: Game, seat: int) -> list[int]:
+        """Indices of the 1-entries of ``ends``, ``spinner``, ``lead``, ``voids`` and ``scored``."""
         P = self.P
-        # board slice: tiles are only ever added during a hand, so extend a per-seat cache
-        cache = self._board_cache[seat]
-        played = game.played
-        if cache[0] is not game or cache[1] != game.hand_number or cache[2] > len(played):
-            cache[0], cache[1], cache[2], cache[3] = game, game.hand_number, 0, []
-        ones_board = cache[3]
-        if cache[2] < len(played):
-            ob = self._o_board
-            for t, by in played[cache[2]:]:
-                ones_board.append(ob + t * P + (by - seat) % P)
-            cache[2] = len(played)
-        ones = ones_board + self._static_ones[seat]
+        ones: list[int] = []
         board = game.board
         if board.size:
             oe = self._o_ends
@@ -181,7 +192,11 @@ class ObservationEncoder:
         for k in range(1, P):
             m = voids[(seat + k) % P]
             if m:
-                ones.extend(self._void_offsets[k][m])
+                offsets = self._void_offsets[k].get(m)
+                if offsets is None:
+                    base = self._o_voids + (k - 1) * self.V
+                    offsets = self._void_offsets[k][m] = [base + v for v in range(self.V) if (m >> v) & 1]
+                ones.extend(offsets)
         osc = self._o_scored
         is_in = game.is_in
         side_of = game.side_of
@@ -238,13 +253,28 @@ class ObservationEncoder:
         for t in game._stock:
             ones.append(T * P + t)
         base = T * P + T
-        ones.extend(base + i for i in self._public_ones(game, 0))
+        ones.extend(base + i for i in self._board_ones(game, 0))
+        ones.extend(base + i for i in self._dynamic_ones(game, 0))
+        ones.extend(base + i for i in self._static_ones[0])
         if game.current >= 0:
             ones.append(base + self.size + game.current)
         out[ones] = 1.0
         public = out[base:base + self.size]
         self._write_scalars(game, 0, public)
         return out
+
+
+class _SeatView:
+    """The encoder's incremental state for one seat: which game, hand and board length its buffer shows."""
+
+    __slots__ = ("buf", "game", "hand", "n_played", "hand_mask")
+
+    def __init__(self, buf: np.ndarray) -> None:
+        self.buf = buf
+        self.game: Optional[Game] = None
+        self.hand = 0
+        self.n_played = 0
+        self.hand_mask = 0
 
 
 def observation_table(rules: Optional[Rules] = None) -> str:

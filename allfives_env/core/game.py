@@ -492,7 +492,7 @@ class Game:
             else:
                 perm = self.rng.permutation(tiles.size).tolist()
                 h = r.hand_size
-                deal = Deal(tuple(tuple(perm[i * h:(i + 1) * h]) for i in range(n)), tuple(perm[n * h:]))
+                deal = Deal(tuple([tuple(perm[i * h:(i + 1) * h]) for i in range(n)]), tuple(perm[n * h:]))
             hands = [tiles.mask_of(hand) for hand in deal.hands]
             stock = list(reversed(deal.boneyard))
             opening: list[Event] = []

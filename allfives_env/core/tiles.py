@@ -37,6 +37,7 @@ class TileSet:
     pips: tuple[int, ...]
     is_double: tuple[bool, ...]
     pip_bits: tuple[int, ...]
+    bit: tuple[int, ...]
     pip_mask: tuple[int, ...]
     double_id: tuple[int, ...]
     id_table: tuple[tuple[int, ...], ...]
@@ -92,11 +93,8 @@ class TileSet:
         return self.tile_id(a, b)
 
     def mask_of(self, tiles: Iterable[int]) -> int:
-        """Bit mask of an iterable of tile ids."""
-        mask = 0
-        for t in tiles:
-            mask |= 1 << t
-        return mask
+        """Bit mask of an iterable of distinct tile ids."""
+        return sum(map(self.bit.__getitem__, tiles))  # bits of distinct tiles never overlap: sum == or
 
     def tiles_of(self, mask: int) -> list[int]:
         """Tile ids of a bit mask, ascending."""
@@ -139,6 +137,7 @@ def tile_set(max_pip: int = 6) -> TileSet:
         pips=tuple(a + b for a, b in pairs),
         is_double=tuple(a == b for a, b in pairs),
         pip_bits=tuple((1 << a) | (1 << b) for a, b in pairs),
+        bit=tuple(1 << i for i in range(len(pairs))),
         pip_mask=tuple(pip_mask),
         double_id=tuple(table[v][v] for v in range(max_pip + 1)),
         id_table=tuple(tuple(row) for row in table),
