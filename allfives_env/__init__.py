@@ -29,7 +29,9 @@ def _register() -> None:
         from pettingzoo.env_registry.registration import aec_registry, register
     except ImportError:  # pettingzoo without a registry (older than 1.27)
         return
-    if ENV_ID not in aec_registry:
+    # the registry keys ids in Gymnasium style ("allfives/allfives-v0")
+    registered = {spec.entry_point for spec in aec_registry.values()}
+    if "allfives_env.allfives_v0:env" not in registered:
         register("aec", ENV_ID, entry_point="allfives_env.allfives_v0:env")
 
 

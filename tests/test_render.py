@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from allfives_env import allfives_v0
 from allfives_env.core import Deal, Game, Rules, parse_action, tile_set
 from allfives_env.render import layout_lines, render_text
@@ -13,7 +15,7 @@ def _game_after(moves: list[str]) -> Game:
     """A 2-player game (hand size 5) in which seat 0 leads, from hands built to allow ``moves``."""
     rules = Rules(hand_size=5)
     hands = [["6-6", "6-2", "5-5", "0-0", "1-1"], ["6-3", "6-5", "2-2", "0-1", "0-2"]]
-    game = Game(rules, 0, deals=[Deal.from_tiles(rules, hands, None, leader=0)])
+    game = Game(rules, 0, deals=[Deal.from_tiles(rules, hands, None, leader=0, rng=np.random.default_rng(0))])
     for move in moves:
         game.step(parse_action(move, TILES))
     return game

@@ -59,9 +59,9 @@ class Deal(NamedTuple):
         """
         tiles = tile_set(rules.max_pip)
         n = rules.num_players
-        if hands is None or len(hands) != n:
-            got = "none" if hands is None else len(hands)
-            raise DealError(f"a deal needs one hand per player: {n} hands for num_players={n}, got {got}")
+        if not _is_sequence(hands) or len(hands) != n:
+            got = f"{len(hands)} hands" if _is_sequence(hands) else repr(hands)
+            raise DealError(f"a deal needs one hand per player: a list of {n} hands for num_players={n}, got {got}")
         seen: dict[int, str] = {}
 
         def take(tile: TileLike, where: str) -> int:
@@ -73,23 +73,39 @@ class Deal(NamedTuple):
 
         parsed_hands = []
         for seat, hand in enumerate(hands):
+            if not _is_sequence(hand):
+                raise DealError(f"hand of seat {seat} must be a list of tiles like [[6, 4], [5, 5]], got {hand!r}")
             if len(hand) != rules.hand_size:
                 raise DealError(
                     f"hand of seat {seat} has {len(hand)} tiles; with hand_size={rules.hand_size} every hand "
                     f"must hold exactly {rules.hand_size}"
                 )
             parsed_hands.append(tuple(take(t, f"hand {seat}") for t in hand))
+        if boneyard is not None and not _is_sequence(boneyard):
+            raise DealError(f"boneyard must be a list of tiles (index 0 drawn first), got {boneyard!r}")
         top = [take(t, "the boneyard") for t in (boneyard or ())]
         rest = [t for t in range(tiles.size) if t not in seen]
         if rest:
             if rng is None:
-                rng = np.random.default_rng()
+                raise DealError(
+                    f"the deal leaves {len(rest)} tiles unlisted: list the whole boneyard, or pass a generator "
+                    "to shuffle the rest"
+                )
             rest = [rest[i] for i in rng.permutation(len(rest)).tolist()]
-        if leader is not None and not (isinstance(leader, (int, np.integer)) and 0 <= leader < n):
-            raise DealError(f"leader={leader!r} is not a seat: give 0..{n - 1}")
-        if opening_drawer is not None and not 0 <= opening_drawer < n:
-            raise DealError(f"opening_drawer={opening_drawer!r} is not a seat: give 0..{n - 1}")
-        return Deal(tuple(parsed_hands), tuple(top + rest), None if leader is None else int(leader), opening_drawer)
+        for name, seat in (("leader", leader), ("opening_drawer", opening_drawer)):
+            if seat is not None and not (
+                isinstance(seat, (int, np.integer)) and not isinstance(seat, (bool, np.bool_)) and 0 <= seat < n
+            ):
+                raise DealError(f"{name}={seat!r} is not a seat: give an integer 0..{n - 1} (or null)")
+        return Deal(
+            tuple(parsed_hands), tuple(top + rest), None if leader is None else int(leader),
+            None if opening_drawer is None else int(opening_drawer),
+        )
+
+
+def _is_sequence(value: Any) -> bool:
+    """A list or tuple (or array): strings and mappings do not count as a sequence of tiles."""
+    return isinstance(value, (list, tuple, np.ndarray))
 
 
 class HandRecord(NamedTuple):

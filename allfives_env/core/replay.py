@@ -13,7 +13,8 @@ Schema (``"format": "allfives-replay"``, ``"version": 1``)::
          "events": [{"type": "hand_start", ...}, {"type": "play", "seat": 0, "tile": [4, 6],
                      "slot": "W", "count": 10, "points": 10}, ...]}
       ],
-      "final_scores": [250, 120], "winner": 0, "truncated": false, "over": true
+      "final_scores": [250, 120], "winner": 0, "truncated": false, "over": true,
+      "stop_after_hand": false          # true for single-hand episodes
     }
 
 Event types: ``hand_start`` (hand, leader, scores), ``play`` (seat, tile, slot, count, points),
@@ -74,6 +75,7 @@ def game_record(game: Game, seed: Optional[int] = None) -> dict[str, Any]:
         "winner": game.winner,
         "truncated": game.truncated,
         "over": game.over,
+        "stop_after_hand": game.stop_after_hand,
     }
 
 
@@ -118,16 +120,18 @@ def read_record(source: Union[str, Path, dict[str, Any]]) -> dict[str, Any]:
 
 def load_replay(source: Union[str, Path, dict[str, Any]]) -> Game:
     """Re-simulate a replay and return the resulting :class:`Game`; raise :class:`ReplayError` at the
-    first event that does not follow from the rules."""
+    first event that does not follow from the rules, or at a summary field that contradicts them."""
     record = read_record(source)
+    if not isinstance(record["rules"], dict):
+        raise ReplayError(f"replay 'rules' must be an object of rules options, got {record['rules']!r}")
     try:
         rules = Rules.from_options(record["rules"])
-    except (RulesError, TypeError) as exc:
+    except (RulesError, TypeError, ValueError) as exc:
         raise ReplayError(f"replay rules are invalid: {exc}") from None
     tiles = tile_set(rules.max_pip)
     hands = record["hands"]
     if not isinstance(hands, list) or not hands:
-        raise ReplayError("replay has no hands")
+        raise ReplayError("replay has no hands: 'hands' must be a non-empty list")
     deals = []
     flat: list[tuple[int, int, Event]] = []
     for h, hand in enumerate(hands, start=1):
@@ -141,25 +145,45 @@ def load_replay(source: Union[str, Path, dict[str, Any]]) -> Game:
             )
         except (DealError, TypeError) as exc:
             raise ReplayError(f"{where}: invalid deal: {exc}") from None
-        listed = sum(len(x) for x in deal.hands) + len(hand["deal"].get("boneyard") or ())
-        if listed != tiles.size:
-            raise ReplayError(f"{where}: the deal lists {listed} tiles; the {rules.max_pip}-{rules.max_pip} set has {tiles.size}")
         if deal.leader is None:
             raise ReplayError(f"{where}: the record lacks the leader")
         deals.append(deal)
         for i, data in enumerate(hand["events"]):
             flat.append((h, i, event_from_dict(data, tiles, f"{where}, event {i}")))
     first_scores = hands[0].get("scores_before")
+    if first_scores is not None and (
+        not isinstance(first_scores, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in first_scores)
+    ):
+        raise ReplayError(f"hand 1: scores_before must be a list of integers, got {first_scores!r}")
+    stop_after_hand = record.get("stop_after_hand", False)
+    if not isinstance(stop_after_hand, bool):
+        raise ReplayError(f"stop_after_hand must be true or false, got {stop_after_hand!r}")
     try:
-        game = Game(rules, 0, deals=deals, scores=first_scores, check_leaders=True)
+        game = Game(rules, 0, deals=deals, scores=first_scores, stop_after_hand=stop_after_hand, check_leaders=True)
     except DealError as exc:
         raise ReplayError(f"hand 1: {exc}") from None
     _replay_events(game, flat)
-    if record.get("over") and not game.over:
-        raise ReplayError("the record says the game is over, but its events end before the game does")
-    if game.over and list(game.scores) != list(record.get("final_scores", game.scores)):
-        raise ReplayError(f"final scores {record.get('final_scores')} differ from the re-simulated {game.scores}")
+    _check_summary(game, record, hands)
     return game
+
+
+def _check_summary(game: Game, record: dict[str, Any], hands: list[dict[str, Any]]) -> None:
+    """The fields beside the events must agree with the re-simulated game."""
+    for h, (hand, rec) in enumerate(zip(hands, game.hand_records), start=1):
+        if "scores_before" in hand and hand["scores_before"] != list(rec.scores):
+            raise ReplayError(f"hand {h}: scores_before {hand['scores_before']} differ from the re-simulated {list(rec.scores)}")
+    if len(hands) != len(game.hand_records):
+        raise ReplayError(f"the record lists {len(hands)} hands but its events play {len(game.hand_records)}")
+    expected = {
+        "over": game.over,
+        "winner": game.winner,
+        "truncated": game.truncated,
+        "final_scores": list(game.scores),
+    }
+    for key, value in expected.items():
+        if key in record and record[key] != value:
+            name = key.replace("_", " ")
+            raise ReplayError(f"the record's {name} ({record[key]!r}) does not match what its events give ({value!r})")
 
 
 def _replay_events(game: Game, flat: list[tuple[int, int, Event]]) -> None:
@@ -198,8 +222,16 @@ def _replay_events(game: Game, flat: list[tuple[int, int, Event]]) -> None:
             )
         try:
             game.step(action)
-        except (DealError, IllegalActionError) as exc:
-            raise ReplayError(f"hand {h + 1}: {exc}") from None
+        except DealError as exc:  # the next hand's recorded deal contradicts the rules
+            raise ReplayError(str(exc)) from None
+        except IllegalActionError as exc:
+            raise ReplayError(f"hand {h}, event {k}: {exc}") from None
+    if gi < len(game.events):
+        h = flat[-1][0] if flat else 1
+        raise ReplayError(
+            f"hand {h}: the record ends after event {len(flat[-1:]) and flat[-1][1]}, but the rules go on with "
+            f"{_describe(game.events[gi], tiles)}"
+        )
 
 
 def _describe(event: Event, tiles: Any) -> str:
