@@ -356,28 +356,19 @@ class Game:
         ``acts`` are ``seat``'s placements when the caller has already computed them."""
         n = self.num_players
         board = self.board
-        r = self.rules
-        reserve = r.boneyard_reserve
-        max_draws = r.max_draws_per_turn
-        may_draw = r.may_draw_when_able
+        reserve = self.rules.boneyard_reserve
         while True:
             if acts is None:
                 acts = board.placements(self.hands[seat])
             if acts:
-                if may_draw and len(self._stock) > reserve and (max_draws is None or self._draws_this_turn < max_draws):
-                    acts.append(self.draw_action)
-                self.current = seat
-                self.legal = acts
+                self._ask(seat, acts)
                 return
             # no placement: draw until a playable tile comes up, or pass
-            while len(self._stock) > reserve and (max_draws is None or self._draws_this_turn < max_draws):
+            while self._can_draw():
                 tile = self._draw(seat, forced=True)
                 acts = board.placements(1 << tile)
                 if acts:
-                    if may_draw and len(self._stock) > reserve and (max_draws is None or self._draws_this_turn < max_draws):
-                        acts.append(self.draw_action)
-                    self.current = seat
-                    self.legal = acts
+                    self._ask(seat, acts)
                     return
             self.voids[seat] |= board.open_values_mask()
             self.events.append(Pass(seat))
@@ -388,6 +379,18 @@ class Game:
             seat = (seat + 1) % n
             self._draws_this_turn = 0
             acts = None
+
+    def _can_draw(self) -> bool:
+        """Whether the seat to act may draw now: tiles above the reserve, and under the per-turn cap."""
+        cap = self.rules.max_draws_per_turn
+        return len(self._stock) > self.rules.boneyard_reserve and (cap is None or self._draws_this_turn < cap)
+
+    def _ask(self, seat: int, acts: list[int]) -> None:
+        """Make ``seat`` the one to act with placements ``acts`` (plus "draw" when drawing is a choice)."""
+        if self.draw_action >= 0 and self._can_draw():
+            acts.append(self.draw_action)
+        self.current = seat
+        self.legal = acts
 
     def _draw(self, seat: int, forced: bool) -> int:
         tile = self._stock.pop()
