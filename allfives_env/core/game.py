@@ -136,6 +136,9 @@ class Game:
         deals: fixed deals for the first hands (hand 1 first); later hands are dealt from ``seed``.
         scores: starting score of each side (default zeros).
         stop_after_hand: end the game after the first hand (for ``episode='hand'``).
+        deal_seed: when given, hand k is dealt from its own generator seeded ``(deal_seed, k)``, so the
+            deals do not depend on what happened in earlier hands: two games with the same
+            ``deal_seed`` see the same deals whoever plays them (duplicate evaluation).
         check_leaders: reject a fixed deal whose leader contradicts a rule that fixes the leader (the
             player who dominoed, the highest double, ...). Replays use it; users fixing a deal do not.
     """
@@ -149,6 +152,7 @@ class Game:
         scores: Optional[Sequence[int]] = None,
         stop_after_hand: bool = False,
         check_leaders: bool = False,
+        deal_seed: Optional[int] = None,
     ) -> None:
         self.rules = rules if rules is not None else Rules()
         r = self.rules
@@ -163,6 +167,7 @@ class Game:
         self._immediate_win = r.win_check == "immediate"
         self.stop_after_hand = stop_after_hand
         self.check_leaders = check_leaders
+        self.deal_seed = deal_seed
         self._scripted = list(deals)
         if scores is None:
             self.scores = [0] * self.num_sides
@@ -262,6 +267,26 @@ class Game:
         other.played = self.played[:]
         return other
 
+    def fork(self) -> "Game":
+        """A cheap copy for search: the same position, an empty event log, and play that stops at the end
+        of the current hand. It shares the generator (a fork that stops at hand end never draws from it).
+        Search agents replace the hidden parts (other hands, the boneyard) of a fork with a sample."""
+        other = Game.__new__(Game)
+        other.__dict__.update(self.__dict__)
+        other.scores = self.scores[:]
+        other.is_in = self.is_in[:]
+        other.events = []
+        other.hand_records = []
+        other.legal = self.legal[:]
+        other._scripted = []
+        other.board = self.board.copy()
+        other.hands = self.hands[:]
+        other._stock = self._stock[:]
+        other.voids = self.voids[:]
+        other.played = self.played[:]
+        other.stop_after_hand = True
+        return other
+
     # ================================================================== stepping
     def step(self, action: int) -> None:
         """Apply the current seat's action; run forced draws, passes and hand ends that follow.
@@ -336,6 +361,12 @@ class Game:
             self.legal = acts
             return
         self._offer(seat, acts)
+
+    def points_for_count(self, seat: int, count: int, is_lead: bool = False) -> int:
+        """The points ``seat``'s side would be credited for a play that makes ``count`` now."""
+        if count % 5 or not count:
+            return 0
+        return count if self._plain_scoring else self._gated_points(seat, count, is_lead)
 
     def _gated_points(self, seat: int, count: int, is_lead: bool) -> int:
         """Points of a scoring count under ``lead_scores``, ``score_unit``, ``min_first_score`` and
@@ -505,11 +536,12 @@ class Game:
         first = self.hand_number == 1
         scripted = self._scripted.pop(0) if self._scripted else None
         redeals = 0
+        dealer = self.rng if self.deal_seed is None else np.random.default_rng([self.deal_seed, self.hand_number])
         while True:
             if scripted is not None:
                 deal = scripted
             else:
-                perm = self.rng.permutation(tiles.size).tolist()
+                perm = dealer.permutation(tiles.size).tolist()
                 h = r.hand_size
                 deal = Deal(tuple([tuple(perm[i * h:(i + 1) * h]) for i in range(n)]), tuple(perm[n * h:]))
             hands = [tiles.mask_of(hand) for hand in deal.hands]

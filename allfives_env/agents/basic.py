@@ -1,0 +1,83 @@
+"""The first rungs of the ladder: ``random``, ``greedy`` and ``defensive``.
+
+``greedy`` takes the placement that scores most now; ties go to the heaviest tile (fewer pips left to
+lose at the end of the hand), then at random. ``defensive`` scores each placement as its points now
+minus the best reply the next player could make with any tile it might hold (every unseen tile, less
+the values it is known to lack), with the same tie-breaks. Both draw only when there is nothing to play.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+from .base import Agent, PlayerView
+from .scoring import best_reply_points, points_if, possible_tiles
+
+
+class RandomAgent(Agent):
+    """Uniform over the legal actions."""
+
+    name = "random"
+
+    def act(self, view: PlayerView) -> int:
+        legal = view.legal
+        return legal[int(self.rng.integers(len(legal)))]
+
+
+def choose_best(view: PlayerView, value: Callable[[int], float], rng_choice: Callable[[int], int]) -> int:
+    """The legal action with the highest ``value``; ties to the heaviest tile, then ``rng_choice``.
+    The draw action is taken only when nothing else is legal."""
+    legal = view.legal
+    placements = [a for a in legal if a != view.draw_action] or legal
+    if len(placements) == 1:
+        return placements[0]
+    pips = view.tiles.pips
+    scored = [(value(a), pips[a >> 2], a) for a in placements]
+    top = max((v, p) for v, p, _ in scored)
+    best = [a for v, p, a in scored if (v, p) == top]
+    return best[rng_choice(len(best))] if len(best) > 1 else best[0]
+
+
+class GreedyAgent(Agent):
+    """The placement that scores most now."""
+
+    name = "greedy"
+
+    def act(self, view: PlayerView) -> int:
+        game = view._game
+        seat = view.seat
+        return choose_best(view, lambda a: points_if(game, seat, a), self._pick)
+
+    def _pick(self, n: int) -> int:
+        return int(self.rng.integers(n))
+
+
+class DefensiveAgent(Agent):
+    """Points now minus the next player's best immediate reply (over the tiles it could hold)."""
+
+    name = "defensive"
+
+    def __init__(self, seed: Optional[int] = None, reply_weight: float = 1.0) -> None:
+        super().__init__(seed, **({} if reply_weight == 1.0 else {"reply_weight": reply_weight}))
+        self.reply_weight = float(reply_weight)
+
+    def act(self, view: PlayerView) -> int:
+        game = view._game
+        seat = view.seat
+        nxt = (seat + 1) % view.num_players
+        possible = possible_tiles(view.tiles, view.unseen_mask, game.voids[nxt])
+        my_tiles = game.hands[seat]
+        weight = self.reply_weight
+
+        def value(action: int) -> float:
+            now = points_if(game, seat, action)
+            if my_tiles == 1 << (action >> 2):
+                return now  # this play dominoes: there is no reply
+            board = game.board.copy()
+            board.place(action >> 2, action & 3)
+            return now - weight * best_reply_points(game, board, nxt, possible)
+
+        return choose_best(view, value, self._pick)
+
+    def _pick(self, n: int) -> int:
+        return int(self.rng.integers(n))

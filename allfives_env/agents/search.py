@@ -1,0 +1,217 @@
+"""Determinized Monte-Carlo search: ``pimc`` (perfect-information Monte Carlo) and its ``oracle``.
+
+For each decision with a real choice, ``pimc`` draws ``samples`` complete guesses of the hidden tiles
+(the other hands and the boneyard order) that agree with everything public: every tile not in its hand
+and not on the table is somewhere, each seat holds exactly its known number of tiles, and a seat known to
+lack a value (it drew or passed while that value was open) gets no tile showing it. On each guess it
+plays every candidate move forward to the end of the hand with a fast rollout policy and scores the
+result as its side's points gained minus the mean gained by the other sides (plus a bonus of one
+``target`` for winning the game during the rollout, minus one for losing it). The candidate with the
+best total wins. All candidates are compared on the same guesses, which removes most of the noise.
+
+``oracle`` runs the same search on the true hidden tiles. It reads information no player has, so it is
+for analysis only: an upper reference for what perfect knowledge is worth.
+
+Rollout policies: ``greedy`` (most points now, ties to the heaviest tile; deterministic), ``random``,
+and ``epsilon`` (greedy, but a uniformly random move with probability ``epsilon``).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Optional
+
+import numpy as np
+
+from ..core.game import Game
+from .base import Agent, OracleView, PlayerView
+
+ROLLOUTS = ("greedy", "random", "epsilon")
+
+
+class PIMCAgent(Agent):
+    """Determinized Monte-Carlo search over sampled hidden tiles.
+
+    Parameters: ``samples`` (guesses per decision, default 200), ``rollout`` (policy, see module doc),
+    ``epsilon`` (for the epsilon rollout), ``win_bonus`` (value of winning the game during a rollout, in
+    targets; default 1). ``seconds_per_move`` reports the average think time so far.
+    """
+
+    name = "pimc"
+
+    def __init__(
+        self,
+        seed: Optional[int] = None,
+        samples: int = 200,
+        rollout: str = "greedy",
+        epsilon: float = 0.1,
+        win_bonus: float = 1.0,
+    ) -> None:
+        params = {}
+        if samples != 200:
+            params["samples"] = samples
+        if rollout != "greedy":
+            params["rollout"] = rollout
+        if epsilon != 0.1:
+            params["epsilon"] = epsilon
+        if win_bonus != 1.0:
+            params["win_bonus"] = win_bonus
+        super().__init__(seed, **params)
+        if not isinstance(samples, int) or isinstance(samples, bool) or samples < 1:
+            raise ValueError(f"samples={samples!r} is not allowed: give a positive integer")
+        if rollout not in ROLLOUTS:
+            raise ValueError(f"rollout={rollout!r} is not allowed: choose one of {list(ROLLOUTS)}")
+        if not 0.0 <= float(epsilon) <= 1.0:
+            raise ValueError(f"epsilon={epsilon!r} is not allowed: give a probability in [0, 1]")
+        self.samples = samples
+        self.rollout = rollout
+        self.epsilon = float(epsilon)
+        self.win_bonus = float(win_bonus)
+        self.moves = 0
+        self.seconds = 0.0
+
+    @property
+    def seconds_per_move(self) -> float:
+        """Average think time of the decisions searched so far (forced moves excluded)."""
+        return self.seconds / self.moves if self.moves else 0.0
+
+    # ------------------------------------------------------------------ acting
+    def act(self, view: PlayerView) -> int:
+        legal = view.legal
+        if len(legal) == 1:
+            return legal[0]
+        start = time.perf_counter()
+        totals = [0.0] * len(legal)
+        samples = self.samples
+        if self._deterministic_guess() and self.rollout == "greedy":
+            samples = 1  # the oracle with deterministic rollouts sees the same game every time
+        for _ in range(samples):
+            guess = self._guess(view)
+            if guess is None:
+                continue
+            for i, action in enumerate(legal):
+                totals[i] += self._evaluate(guess, view.seat, action)
+        best = max(totals)
+        ties = [a for a, t in zip(legal, totals) if t == best]
+        choice = ties[0] if len(ties) == 1 else ties[int(self.rng.integers(len(ties)))]
+        self.moves += 1
+        self.seconds += time.perf_counter() - start
+        return choice
+
+    def _deterministic_guess(self) -> bool:
+        return False
+
+    def _guess(self, view: PlayerView) -> Optional[Game]:
+        """A search copy of the game with the hidden tiles drawn at random, consistent with what is public."""
+        hands, boneyard = sample_hidden(view, self.rng)
+        return view.determinized(hands, boneyard)
+
+    def _evaluate(self, root: Game, seat: int, action: int) -> float:
+        """Play ``action`` then the rollout policy to the end of the hand; value for ``seat``'s side."""
+        game = root.fork()
+        game.rng = None
+        before = root.scores
+        game.step(action)
+        if not game.over:
+            self._rollout(game)
+        side = game.side_of[seat]
+        k = game.num_sides
+        gains = [now - then for now, then in zip(game.scores, before)]
+        mine = gains[side]
+        value = mine - (sum(gains) - mine) / (k - 1)
+        if game.winner is not None:
+            value += self.win_bonus * game.rules.target * (1 if game.winner == side else -1)
+        return value
+
+    def _rollout(self, game: Game) -> None:
+        """Play to the end of the hand (the fork stops there) with the rollout policy."""
+        rng = self.rng
+        policy = self.rollout
+        eps = self.epsilon
+        pips = game.tiles.pips
+        draw = game.draw_action
+        step = game.step
+        while not game.over:
+            legal = game.legal
+            if len(legal) == 1:
+                step(legal[0])
+                continue
+            if policy == "random" or (policy == "epsilon" and rng.random() < eps):
+                step(legal[int(rng.integers(len(legal)))])
+                continue
+            count_after = game.board.count_after
+            best_key = -1
+            best = legal[0]
+            for action in legal:
+                if action == draw:
+                    continue
+                tile = action >> 2
+                count = count_after(tile, action & 3)
+                key = (count if count % 5 == 0 else 0) * 64 + pips[tile]
+                if key > best_key:
+                    best_key = key
+                    best = action
+            step(best)
+
+
+class OracleAgent(PIMCAgent):
+    """The ``pimc`` search run on the true hidden tiles. Reads other hands and the boneyard order:
+    analysis only, never a fair opponent."""
+
+    name = "oracle"
+    uses_hidden_information = True
+
+    def _deterministic_guess(self) -> bool:
+        return True
+
+    def _guess(self, view: PlayerView) -> Optional[Game]:
+        if not isinstance(view, OracleView):
+            raise TypeError("the oracle needs an OracleView (the harness gives one to agents with uses_hidden_information)")
+        fork = view.game.fork()
+        fork.rng = None
+        return fork
+
+
+def sample_hidden(view: PlayerView, rng: np.random.Generator, tries: int = 20) -> tuple[dict[int, int], list[int]]:
+    """Deal the tiles ``view.seat`` cannot see into the other hands and the boneyard at random, so that
+    each seat gets its known number of tiles and none showing a value it is known to lack.
+
+    Seats are filled most constrained first, from one shuffle; if a seat cannot be filled the shuffle is
+    redrawn, and after ``tries`` failures the void constraints are dropped (they are inferences, and an
+    impossible combination means one was too strong). Returns (seat -> hand mask, boneyard list).
+    """
+    game = view._game
+    tiles = game.tiles
+    seat = view.seat
+    n = game.num_players
+    unseen = tiles.tiles_of(view.unseen_mask)
+    sizes = [h.bit_count() for h in game.hands]
+    pip_bits = tiles.pip_bits
+    others = [s for s in range(n) if s != seat]
+    voids = game.voids
+    allowed = {s: [t for t in unseen if not pip_bits[t] & voids[s]] for s in others}
+    order = sorted(others, key=lambda s: len(allowed[s]) - sizes[s])
+    for attempt in range(tries + 1):
+        relax = attempt == tries
+        pool = [unseen[i] for i in rng.permutation(len(unseen)).tolist()]
+        hands: dict[int, int] = {}
+        ok = True
+        for s in order:
+            need = sizes[s]
+            mask = 0
+            void = 0 if relax else voids[s]
+            rest = []
+            for t in pool:
+                if need and not pip_bits[t] & void:
+                    mask |= 1 << t
+                    need -= 1
+                else:
+                    rest.append(t)
+            if need:
+                ok = False
+                break
+            hands[s] = mask
+            pool = rest
+        if ok:
+            return hands, pool
+    raise RuntimeError("could not deal the hidden tiles: hand sizes exceed the unseen tiles")  # pragma: no cover

@@ -1,0 +1,206 @@
+"""The agent protocol, the registry, and what agents may know (DESIGN.md testing layer 3).
+
+Every registered agent only ever picks legal actions, over many random positions and all player counts,
+and is deterministic for a seed. Scripted agents must not read hidden information: changing the other
+hands and the boneyard (keeping everything public) must not change their choice; only ``oracle`` may.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from allfives_env.agents import (
+    AgentError,
+    OracleView,
+    PlayerView,
+    agent_names,
+    make_agent,
+    parse_agent_spec,
+    sample_hidden,
+)
+from allfives_env.core import Game, Rules
+from allfives_env.match import play_game
+
+FAST = {"pimc": {"samples": 4}, "oracle": {"samples": 2}}
+RULE_SETS = [
+    pytest.param({"num_players": 2}, id="2p"),
+    pytest.param({"num_players": 3}, id="3p"),
+    pytest.param({"num_players": 4}, id="4p-team"),
+    pytest.param({"num_players": 4, "partnership": False}, id="4p-cut"),
+    pytest.param({"num_players": 2, "may_draw_when_able": True, "score_unit": 5}, id="2p-draw-unit5"),
+    pytest.param({"num_players": 3, "max_pip": 9, "spinner_count": "sniff"}, id="3p-d9-sniff"),
+]
+
+
+def _agent(name: str, seed: int = 0):
+    return make_agent(name, seed=seed, **FAST.get(name, {}))
+
+
+def _view(game: Game, seat: int, agent) -> PlayerView:
+    return (OracleView if agent.uses_hidden_information else PlayerView)(game, seat)
+
+
+def _positions(rules: Rules, seed: int, count: int) -> list[Game]:
+    """Positions reached by random play, each a decision point."""
+    rng = np.random.default_rng(seed)
+    out = []
+    game = Game(rules, seed)
+    while len(out) < count:
+        if game.over:
+            game = Game(rules, int(rng.integers(1 << 30)))
+        if rng.random() < 0.25:
+            out.append(game.clone())
+        legal = game.legal
+        game.step(legal[int(rng.integers(len(legal)))])
+    return out
+
+
+def test_the_whole_ladder_is_registered() -> None:
+    for name in ("random", "greedy", "defensive", "pimc", "oracle"):
+        assert name in agent_names()
+
+
+@pytest.mark.parametrize("options", RULE_SETS)
+@pytest.mark.parametrize("name", sorted(agent_names()))
+def test_agents_choose_only_legal_actions(name: str, options: dict) -> None:
+    rules = Rules(**options)
+    agent = _agent(name)
+    for game in _positions(rules, seed=7, count=12):
+        action = agent.act(_view(game, game.current, agent))
+        assert action in game.legal
+
+
+@pytest.mark.parametrize("name", sorted(agent_names()))
+def test_agents_are_deterministic_for_a_seed(name: str) -> None:
+    rules = Rules(num_players=2)
+    positions = _positions(rules, seed=11, count=8)
+    first = [_agent(name, seed=5).act(_view(g, g.current, _agent(name))) for g in positions]
+    second = [_agent(name, seed=5).act(_view(g, g.current, _agent(name))) for g in positions]
+    assert first == second
+
+
+@pytest.mark.parametrize("name", sorted(agent_names()))
+def test_agents_play_whole_games(name: str) -> None:
+    rules = Rules(num_players=2, target=60)
+    result = play_game(rules, [_agent(name), make_agent("random")], seed=3, agent_seeds=[1, 2])
+    assert result.winner in (0, 1, None)
+    assert sum(result.decisions) > 0
+
+
+def _with_other_hidden_tiles(game: Game, seat: int, seed: int) -> Game:
+    """A copy of ``game`` whose other hands and boneyard are redealt, keeping all public facts."""
+    other = game.clone()
+    hands, boneyard = sample_hidden(PlayerView(game, seat), np.random.default_rng(seed))
+    for s, mask in hands.items():
+        other.hands[s] = mask
+    other._stock = list(reversed(boneyard))
+    return other
+
+
+@pytest.mark.parametrize("options", RULE_SETS[:4])
+@pytest.mark.parametrize("name", [n for n in sorted(agent_names()) if n != "oracle"])
+def test_scripted_agents_ignore_hidden_information(name: str, options: dict) -> None:
+    rules = Rules(**options)
+    changed = 0
+    for i, game in enumerate(_positions(rules, seed=21, count=10)):
+        seat = game.current
+        other = _with_other_hidden_tiles(game, seat, seed=i)
+        changed += other.hands != game.hands or other._stock != game._stock
+        a = _agent(name, seed=3).act(PlayerView(game, seat))
+        b = _agent(name, seed=3).act(PlayerView(other, seat))
+        assert a == b, f"{name} changed its move when only hidden tiles changed"
+    assert changed, "the test must really change hidden tiles"
+
+
+def test_oracle_does_use_hidden_information() -> None:
+    """The control for the test above: the oracle's choices do depend on the hidden tiles."""
+    rules = Rules(num_players=2)
+    differs = 0
+    for i, game in enumerate(_positions(rules, seed=5, count=40)):
+        seat = game.current
+        if len(game.legal) < 2:
+            continue
+        other = _with_other_hidden_tiles(game, seat, seed=100 + i)
+        agent = make_agent("oracle", seed=0, samples=1)
+        differs += agent.act(OracleView(game, seat)) != agent.act(OracleView(other, seat))
+    assert differs > 0
+
+
+def test_oracle_refuses_a_plain_view() -> None:
+    game = Game(Rules(), 0)
+    while len(game.legal) < 2:
+        game.step(game.legal[0])
+    with pytest.raises(TypeError, match="OracleView"):
+        make_agent("oracle", samples=1).act(PlayerView(game, game.current))
+
+
+def test_player_view_hides_other_hands_and_boneyard() -> None:
+    game = Game(Rules(num_players=3), 4)
+    view = PlayerView(game, 1)
+    public = [name for name in dir(view) if not name.startswith("_")]
+    for name in ("game", "hands", "boneyard", "stock"):
+        assert name not in public
+    assert view.hand == game.hand(1)
+    assert view.unseen_mask & view.hand_mask == 0
+    assert bin(view.unseen_mask).count("1") == sum(game.hand_sizes()) - len(view.hand) + game.boneyard_size
+
+
+@pytest.mark.parametrize("options", RULE_SETS)
+def test_sampled_hidden_tiles_are_consistent_with_public_facts(options: dict) -> None:
+    rules = Rules(**options)
+    rng = np.random.default_rng(0)
+    for game in _positions(rules, seed=9, count=15):
+        seat = game.current
+        view = PlayerView(game, seat)
+        hands, boneyard = sample_hidden(view, rng)
+        dealt = 0
+        for s in range(rules.num_players):
+            if s == seat:
+                continue
+            assert hands[s].bit_count() == game.hands[s].bit_count()
+            assert hands[s] & dealt == 0
+            dealt |= hands[s]
+            for t in game.tiles.tiles_of(hands[s]):  # known voids respected
+                assert not game.tiles.pip_bits[t] & game.voids[s]
+        assert len(boneyard) == game.boneyard_size
+        assert dealt | game.tiles.mask_of(boneyard) == view.unseen_mask
+        assert dealt & game.tiles.mask_of(boneyard) == 0
+
+
+def test_registry_parses_specs_and_reports_bad_ones() -> None:
+    assert parse_agent_spec("pimc:samples=50,rollout=random") == ("pimc", {"samples": 50, "rollout": "random"})
+    agent = make_agent("pimc:samples=7", seed=1)
+    assert agent.samples == 7 and agent.spec() == "pimc:samples=7"
+    assert make_agent(agent.spec()).samples == 7
+    with pytest.raises(AgentError, match="did you mean 'greedy'"):
+        make_agent("greedyy")
+    with pytest.raises(AgentError, match="takes no parameter 'depth'"):
+        make_agent("greedy", depth=3)
+    with pytest.raises(AgentError, match="samples"):
+        make_agent("pimc", samples=0)
+    with pytest.raises(AgentError, match="rollout"):
+        make_agent("pimc", rollout="clever")
+    with pytest.raises(AgentError, match="key=value"):
+        make_agent("pimc:samples")
+
+
+def test_greedy_takes_the_biggest_score_and_sheds_heavy_tiles() -> None:
+    """Lead 6-4 (count 10). Seat 1 holds 4-1 (on E: 6+1 = 7), 6-1 (on W: 1+4 = 5, scores 5), 4-4 (on E:
+    6+8 = 14) and 6-6 (on W: 12+4 = 16): greedy must take the only scoring play, 6-1@W."""
+    from allfives_env.core import Deal, parse_action, tile_set
+
+    tiles = tile_set(6)
+    rules = Rules(hand_size=4)
+    hands = [["6-4", "0-0", "0-1", "0-2"], ["4-1", "6-1", "4-4", "6-6"]]
+    game = Game(rules, 0, deals=[Deal.from_tiles(rules, hands, leader=0, rng=np.random.default_rng(0))])
+    game.step(parse_action("6-4@W", tiles))
+    choice = make_agent("greedy", seed=0).act(PlayerView(game, 1))
+    assert choice == parse_action("6-1@W", tiles)
+
+
+def test_pimc_reports_its_think_time() -> None:
+    rules = Rules(num_players=2, target=80)
+    agent = make_agent("pimc", samples=3, seed=0)
+    play_game(rules, [agent, make_agent("greedy")], seed=1, agent_seeds=[0, 1])
+    assert agent.moves > 0 and agent.seconds_per_move > 0
