@@ -8,7 +8,7 @@ observations (:mod:`allfives_env.encoding`), score changes -> rewards. All rules
 from __future__ import annotations
 
 import warnings
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import gymnasium
 import numpy as np
@@ -24,6 +24,9 @@ from .core.replay import game_record
 from .core.rules import Rules
 from .encoding import ObservationEncoder
 from .render import render_text
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .agents.base import PlayerView
 
 REWARD_MODES = ("win", "points")
 EPISODE_MODES = ("game", "hand")
@@ -243,6 +246,15 @@ class raw_env(AECEnv, EzPickle):
             print(text)
             return None
         return text
+
+    def player_view(self, agent: str) -> "PlayerView":
+        """What ``agent`` may see, for the scripted agents of :mod:`allfives_env.agents`:
+        ``make_agent("expert").act(env.unwrapped.player_view(env.agent_selection))``."""
+        from .agents.base import PlayerView
+
+        if self.game is None:
+            raise RuntimeError("no game yet: call reset() first")
+        return PlayerView(self.game, self._seat[agent], self.encoder)
 
     def replay(self) -> dict[str, Any]:
         """The JSON replay record of the game so far (see :mod:`allfives_env.core.replay`)."""
