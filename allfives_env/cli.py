@@ -1,8 +1,15 @@
-"""The ``allfives`` command line: a seeded demo game, replay verification and the observation layout.
+"""The ``allfives`` command line: a seeded demo game, replay verification, the observation layout, and
+the evaluation harness.
 
 ``allfives demo --seed 7`` plays a game between uniformly random players and prints it move by move,
 with the table drawn at the end of every hand. ``allfives replay FILE`` re-simulates a saved replay and
 says whether every event follows from the rules. ``allfives layout`` prints the observation slices.
+
+``allfives evaluate greedy random --games 2000`` plays a duplicate-deal match-up and reports the first
+agent's win rate and points per hand with 95% intervals; ``allfives tournament random greedy defensive``
+plays every pair and prints Bradley-Terry ratings (Elo scale) and the pairwise win rates;
+``allfives compare a.json b.json`` sets two saved results side by side. Agents are spec strings such as
+``pimc:samples=50``.
 """
 
 from __future__ import annotations
@@ -96,6 +103,63 @@ def run_demo(seed: int, rules: Rules, replay_path: Optional[str], quiet: bool, o
     return game
 
 
+def _rules_for(args: argparse.Namespace) -> Rules:
+    """Rules from ``--rule`` options, with ``--players`` and ``--partnership/--cut-throat`` on top."""
+    options = dict(args.rule)
+    if args.players is not None:
+        options["num_players"] = args.players
+    if args.partnership is not None:
+        options["partnership"] = args.partnership
+    return Rules.from_options(options)
+
+
+def _add_run_options(p: argparse.ArgumentParser, games_help: str, games_default: int) -> None:
+    p.add_argument("--players", type=int, default=None, help="number of players, 2-4 (default 2)")
+    team = p.add_mutually_exclusive_group()
+    team.add_argument("--partnership", dest="partnership", action="store_const", const=True, default=None,
+                      help="4 players in teams 0+2 vs 1+3 (the 4-player default)")
+    team.add_argument("--cut-throat", dest="partnership", action="store_const", const=False,
+                      help="4 players, each for themselves")
+    p.add_argument("--games", type=int, default=games_default, help=games_help)
+    p.add_argument("--seed", type=int, default=0, help="seed of the deals and the agents (default 0)")
+    p.add_argument("--processes", type=int, default=1, help="worker processes (default 1); results do not depend on it")
+    p.add_argument("--rule", type=_parse_rule, action="append", default=[], metavar="KEY=VALUE",
+                   help="a rules option, e.g. --rule hand_end=winner_takes (repeatable)")
+    p.add_argument("--json", metavar="PATH", help="save the result as JSON (for allfives compare)")
+    p.add_argument("--csv", metavar="PATH", help="save the result tables as CSV")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def _save_outputs(result: Any, args: argparse.Namespace) -> None:
+    from .evaluation import save_csv, save_json
+
+    if args.json:
+        print(f"JSON written to {save_json(result, args.json)}")
+    if args.csv:
+        print("CSV written to " + ", ".join(str(p) for p in save_csv(result, args.csv)))
+
+
+def _run_evaluation_command(args: argparse.Namespace) -> None:
+    from . import evaluation
+
+    if args.command == "compare":
+        comparison = evaluation.compare(args.a, args.b)
+        print(f"a = {args.a}\nb = {args.b}")
+        print(evaluation.format_comparison(comparison))
+        return
+    rules = _rules_for(args)
+    if args.command == "evaluate":
+        result = evaluation.evaluate(args.agents, rules, games=args.games, seed=args.seed, processes=args.processes,
+                                     progress=not args.no_progress, balanced=args.balanced)
+        print(evaluation.format_match(result))
+    else:
+        result = evaluation.tournament(args.agents, rules, games_per_pair=args.games, seed=args.seed,
+                                       processes=args.processes, progress=not args.no_progress,
+                                       bootstrap=args.bootstrap, prior=args.prior)
+        print(evaluation.format_tournament(result))
+    _save_outputs(result, args)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Entry point of the ``allfives`` console script."""
     parser = argparse.ArgumentParser(prog="allfives", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -113,6 +177,25 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     lay = sub.add_parser("layout", help="print the observation layout for some rules")
     lay.add_argument("--players", type=int, default=2)
     lay.add_argument("--rule", type=_parse_rule, action="append", default=[], metavar="KEY=VALUE")
+    ev = sub.add_parser("evaluate", help="a duplicate-deal match-up: win rate and points per hand with 95%% CIs",
+                        description="Play the same deals with the agents in every seat order and report the first "
+                                    "agent's results. One agent per side, or two for 'the first against a field of "
+                                    "the second' with 3 players or 4 cut-throat.")
+    ev.add_argument("agents", nargs="+", metavar="AGENT", help="agent specs, e.g. greedy or pimc:samples=50")
+    _add_run_options(ev, "total games, rounded up to whole duplicate sets (default 1000)", 1000)
+    ev.add_argument("--balanced", action="store_true",
+                    help="with 2 agents and 3+ cut-throat players, also play the second against a field of the first")
+    tour = sub.add_parser("tournament", help="every pair of agents, Bradley-Terry ratings and pairwise win rates",
+                          description="A round robin on duplicate deals; ratings on the Elo scale with random "
+                                      "(else the first agent) at 0 and bootstrap 95% intervals.")
+    tour.add_argument("agents", nargs="+", metavar="AGENT", help="agent specs, at least 2")
+    _add_run_options(tour, "games per pair, rounded up to whole duplicate sets (default 400)", 400)
+    tour.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the rating intervals")
+    tour.add_argument("--prior", type=float, default=1.0,
+                      help="virtual drawn games per pair in the rating fit, so unbeaten records stay finite (default 1)")
+    cmp_ = sub.add_parser("compare", help="compare two saved results (JSON from --json)")
+    cmp_.add_argument("a")
+    cmp_.add_argument("b")
     args = parser.parse_args(argv)
     try:
         if args.command == "demo":
@@ -124,13 +207,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                   f"scores {game.scores}, winner {game.winner}")
             if args.show:
                 print(render_text(game, 0))
-        else:
+        elif args.command == "layout":
             print(observation_table(Rules.from_options(dict(args.rule), num_players=args.players)))
+        else:
+            _run_evaluation_command(args)
     except AllFivesError as exc:
         print(f"allfives: error: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # output piped into head & co.
         return 0
+    except OSError as exc:  # a file that cannot be read or written
+        print(f"allfives: error: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 
