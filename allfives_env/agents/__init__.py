@@ -11,17 +11,19 @@ from __future__ import annotations
 
 from .base import Agent, OracleView, PlayerView
 from .basic import DefensiveAgent, GreedyAgent, RandomAgent
+from .expert import ExpertAgent
 from .search import OracleAgent, PIMCAgent, sample_hidden
 from .registry import AgentError, agent_names, describe_agents, make_agent, parse_agent_spec, register_agent
 
 register_agent("random", RandomAgent, "uniform over the legal actions")
 register_agent("greedy", GreedyAgent, "the placement that scores most now; ties shed the heaviest tile")
 register_agent("defensive", DefensiveAgent, "points now minus the next player's best possible reply")
+register_agent("expert", ExpertAgent, "a hand-written heuristic: score, deny, block, follow up, shed; tunable weights")
 register_agent("pimc", PIMCAgent, "determinized Monte-Carlo search over sampled hidden tiles (samples=200)")
 register_agent("oracle", OracleAgent, "ANALYSIS ONLY: the pimc search on the true hidden tiles")
 
 __all__ = [
-    "Agent", "AgentError", "DefensiveAgent", "GreedyAgent", "OracleAgent", "OracleView", "PIMCAgent", "PlayerView",
+    "Agent", "AgentError", "DefensiveAgent", "ExpertAgent", "GreedyAgent", "OracleAgent", "OracleView", "PIMCAgent", "PlayerView",
     "RandomAgent", "sample_hidden",
     "agent_names", "describe_agents", "make_agent", "parse_agent_spec", "register_agent",
 ]
