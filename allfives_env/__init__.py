@@ -37,6 +37,17 @@ def _register() -> None:
 
 _register()
 
+
+def _register_gymnasium() -> None:
+    """``gymnasium.make("AllFives-v0", opponents=["expert"])``: the single-seat env for SB3 and friends."""
+    import gymnasium
+
+    if "AllFives-v0" not in gymnasium.registry:
+        gymnasium.register(id="AllFives-v0", entry_point="allfives_env.single_seat:AllFivesSingleSeatEnv")
+
+
+_register_gymnasium()
+
 __all__ = [
     "Deal", "DealError", "ENV_ID", "Game", "GameOverError", "IllegalActionError", "ReplayError", "Rules",
     "RulesError", "allfives_v0", "game_record", "load_replay", "save_replay",

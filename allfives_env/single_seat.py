@@ -1,0 +1,225 @@
+"""A ``gymnasium.Env`` in which the learner holds one seat and every other seat is played inside the env.
+
+This is the environment single-agent libraries (stable-baselines3, sb3-contrib's ``MaskablePPO``)
+train on. The opponents are agents from the registry, given by spec strings (``"expert"``,
+``"pimc:samples=50"``), so subprocess workers can rebuild them; a mixture is drawn afresh for every
+episode (``opponent_weights``). In a 4-player partnership the partner seat is played by ``partner``
+(default: drawn from the opponents' mixture too).
+
+Credit: the reward of a step is everything the learner's side gained or lost since its previous action,
+including what happened on the other seats' moves and at the end of the game. With ``reward="win"`` that
+is +1 / -1 (0 for a draw) on the step that ends the game, whoever made the last move; with
+``reward="points"`` it is the side's score change minus the mean change of the other sides, divided by the
+target, summed over everything since the learner last acted. (The usual PettingZoo-to-SB3 recipe drops
+the final reward of the side that did not move last, so a loser never sees its loss.)
+
+``action_masks()`` returns the legal actions, which ``MaskablePPO`` reads directly from
+Dummy/SubprocVecEnv without wrappers. Registered as ``gymnasium.make("AllFives-v0", ...)``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence, Union
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from .agents.base import Agent, OracleView, PlayerView
+from .agents.registry import AgentError, make_agent
+from .core.errors import IllegalActionError, RulesError
+from .core.game import Game
+from .core.rules import Rules
+from .encoding import ObservationEncoder
+from .render import render_text
+
+OpponentLike = Union[str, Agent]
+
+
+class AllFivesSingleSeatEnv(gymnasium.Env):
+    """All Fives for one learner against agents played inside the env.
+
+    Parameters: ``opponents`` (agent specs or instances; default ``["random"]``), ``opponent_weights``
+    (mixture weights, default uniform), ``partner`` (spec for the partner seat in a partnership),
+    ``seat`` (the learner's seat; None = random each episode), ``reward`` ("win" | "points"),
+    ``episode`` ("game" | "hand"), ``render_mode`` ("ansi"), ``illegal_action`` ("terminate": an illegal
+    action ends the episode with ``illegal_reward`` and ``info["illegal_action"]`` saying why, as
+    PettingZoo's classic envs do and gymnasium's env checker needs; "raise": raise
+    :class:`IllegalActionError`), and the rules (``rules=Rules(...)`` or the options as keywords).
+    Out-of-range and non-integer actions always raise.
+    """
+
+    metadata = {"render_modes": ["ansi"], "render_fps": 1}
+
+    def __init__(
+        self,
+        opponents: Sequence[OpponentLike] = ("random",),
+        opponent_weights: Optional[Sequence[float]] = None,
+        partner: Optional[OpponentLike] = None,
+        seat: Optional[int] = None,
+        reward: str = "win",
+        episode: str = "game",
+        render_mode: Optional[str] = None,
+        illegal_action: str = "terminate",
+        illegal_reward: float = -1.0,
+        rules: Optional[Rules] = None,
+        **options: Any,
+    ) -> None:
+        super().__init__()
+        if rules is not None and options:
+            raise RulesError(f"give either rules=Rules(...) or rules options as keywords, not both (got {sorted(options)})")
+        self.rules = rules if rules is not None else Rules.from_options(options)
+        n = self.rules.num_players
+        if reward not in ("win", "points"):
+            raise RulesError(f"reward={reward!r} is not allowed: choose 'win' or 'points'")
+        if episode not in ("game", "hand"):
+            raise RulesError(f"episode={episode!r} is not allowed: choose 'game' or 'hand'")
+        if illegal_action not in ("terminate", "raise"):
+            raise RulesError(f"illegal_action={illegal_action!r} is not allowed: choose 'terminate' or 'raise'")
+        self.illegal_action = illegal_action
+        self.illegal_reward = float(illegal_reward)
+        if render_mode not in (None, "ansi"):
+            raise RulesError(f"render_mode={render_mode!r} is not allowed: choose 'ansi' or None")
+        if seat is not None and not (isinstance(seat, (int, np.integer)) and 0 <= seat < n):
+            raise RulesError(f"seat={seat!r} is not allowed: give 0..{n - 1}, or None for a random seat each episode")
+        if isinstance(opponents, (str, Agent)):
+            opponents = [opponents]
+        if not opponents:
+            raise AgentError("opponents must name at least one agent, e.g. ['random'] or ['expert', 'greedy']")
+        self.opponent_specs = list(opponents)
+        self._pool = [self._build(o) for o in self.opponent_specs]
+        if opponent_weights is None:
+            weights = np.full(len(self._pool), 1.0 / len(self._pool))
+        else:
+            weights = np.asarray(opponent_weights, dtype=float)
+            if weights.shape != (len(self._pool),) or np.any(weights < 0) or weights.sum() <= 0:
+                raise AgentError(
+                    f"opponent_weights={list(opponent_weights)!r} must give one non-negative weight per opponent "
+                    f"({len(self._pool)}), not all zero"
+                )
+            weights = weights / weights.sum()
+        self.opponent_weights = weights
+        self._partner = None if partner is None else self._build(partner)
+        self.fixed_seat = None if seat is None else int(seat)
+        self.reward_mode = reward
+        self.episode = episode
+        self.render_mode = render_mode
+        self.encoder = ObservationEncoder(self.rules)
+        self.observation_space = spaces.Box(self.encoder.low, self.encoder.high, dtype=np.float32)
+        self.action_space = spaces.Discrete(self.encoder.num_actions)
+        self.game: Optional[Game] = None
+        self._ended_by_illegal = False
+        self.seat = 0
+        self._seated: list[Optional[Agent]] = [None] * n
+        self._views: list[Optional[PlayerView]] = [None] * n
+
+    @staticmethod
+    def _build(opponent: OpponentLike) -> Agent:
+        if isinstance(opponent, Agent):
+            return opponent
+        if isinstance(opponent, str):
+            return make_agent(opponent)
+        raise AgentError(f"an opponent must be an agent spec string or an Agent, got {opponent!r}")
+
+    # ------------------------------------------------------------------ gymnasium API
+    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None) -> tuple[np.ndarray, dict]:
+        super().reset(seed=seed)
+        rng = self.np_random
+        n = self.rules.num_players
+        self.seat = self.fixed_seat if self.fixed_seat is not None else int(rng.integers(n))
+        self.game = Game(self.rules, int(rng.integers(2**63 - 1)), stop_after_hand=self.episode == "hand")
+        for s in range(n):
+            if s == self.seat:
+                self._seated[s] = None
+                continue
+            partner_seat = self.rules.partnership and self.rules.side_of(s) == self.rules.side_of(self.seat)
+            agent = self._partner if (partner_seat and self._partner is not None) else \
+                self._pool[int(rng.choice(len(self._pool), p=self.opponent_weights))]
+            agent.reset(int(rng.integers(2**31 - 1)))
+            self._seated[s] = agent
+            self._views[s] = (OracleView if agent.uses_hidden_information else PlayerView)(self.game, s)
+        self._scores_at_last_action = list(self.game.scores)
+        self._ended_by_illegal = False
+        self._play_others()
+        return self._observe(), self._info()
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
+        game = self.game
+        if game is None:
+            raise RuntimeError("call reset() before step()")
+        if game.over or self._ended_by_illegal:
+            raise IllegalActionError("the episode is over: call reset() to start a new game")
+        if not isinstance(action, (int, np.integer)) or isinstance(action, (bool, np.bool_)) or not (
+            0 <= action < self.encoder.num_actions
+        ):
+            raise IllegalActionError(game._illegal_message(action))
+        action = int(action)
+        if action not in game.legal:
+            message = game._illegal_message(action)
+            if self.illegal_action == "raise":
+                raise IllegalActionError(message)
+            # like PettingZoo's TerminateIllegalWrapper: the episode ends and the learner is penalised
+            self._ended_by_illegal = True
+            info = self._info()
+            info["illegal_action"] = message
+            return self._observe(), self.illegal_reward, True, False, info
+        game.step(action)
+        self._play_others()
+        reward = self._reward()
+        terminated = game.over and not game.truncated
+        truncated = game.truncated
+        return self._observe(), reward, terminated, truncated, self._info()
+
+    def action_masks(self) -> np.ndarray:
+        """Boolean mask of the legal actions (all False once the game is over)."""
+        mask = np.zeros(self.encoder.num_actions, dtype=bool)
+        game = self.game
+        if game is not None and game.current == self.seat and not self._ended_by_illegal:
+            mask[game.legal] = True
+        return mask
+
+    def render(self) -> Optional[str]:
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() called without a render_mode; create the env with render_mode='ansi'")
+            return None
+        if self.game is None:
+            return "All Fives - call reset() to deal"
+        return render_text(self.game, self.seat)
+
+    # ------------------------------------------------------------------ internals
+    def _play_others(self) -> None:
+        """Let the other seats act until it is the learner's turn or the game is over."""
+        game = self.game
+        seated = self._seated
+        views = self._views
+        while not game.over and game.current != self.seat:
+            seat = game.current
+            action = seated[seat].act(views[seat])  # type: ignore[union-attr]
+            game.step(action)
+
+    def _reward(self) -> float:
+        game = self.game
+        side = game.side_of[self.seat]
+        if self.reward_mode == "points":
+            before = self._scores_at_last_action
+            deltas = [now - then for now, then in zip(game.scores, before)]
+            self._scores_at_last_action = list(game.scores)
+            mine = deltas[side]
+            return float(mine - (sum(deltas) - mine) / (game.num_sides - 1)) / self.rules.target
+        if not game.over:
+            return 0.0
+        winner = game.winner
+        if winner is None and self.episode == "hand":
+            gains = [now - then for now, then in zip(game.scores, game.hand_records[0].scores)]
+            best = max(gains)
+            winner = gains.index(best) if gains.count(best) == 1 else None
+        if winner is None:
+            return 0.0
+        return 1.0 if winner == side else -1.0
+
+    def _observe(self) -> np.ndarray:
+        return self.encoder.encode(self.game, self.seat)
+
+    def _info(self) -> dict[str, Any]:
+        game = self.game
+        return {"scores": list(game.scores), "seat": self.seat, "hand": game.hand_number}
