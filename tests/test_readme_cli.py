@@ -35,7 +35,7 @@ def test_readme_python_block_runs(index: int, capsys: pytest.CaptureFixture[str]
 def test_readme_opens_with_the_two_commands() -> None:
     text = (ROOT / "README.md").read_text()
     commands = re.findall(r"```bash\n(.*?)```", text, re.S)
-    assert "allfives demo" in commands[0]
+    assert "allfives train --config configs/default.yaml" in commands[0]
     assert "pytest" in commands[1]
 
 
