@@ -196,6 +196,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     cmp_ = sub.add_parser("compare", help="compare two saved results (JSON from --json)")
     cmp_.add_argument("a")
     cmp_.add_argument("b")
+    try:  # `allfives train`: training/ ships with the repository and needs the [train] extra to run
+        from training.train import add_train_parser, run_train
+    except ImportError:
+        run_train = None
+    else:
+        add_train_parser(sub)
     args = parser.parse_args(argv)
     try:
         if args.command == "demo":
@@ -209,6 +215,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 print(render_text(game, 0))
         elif args.command == "layout":
             print(observation_table(Rules.from_options(dict(args.rule), num_players=args.players)))
+        elif args.command == "train":
+            return run_train(args)
         else:
             _run_evaluation_command(args)
     except AllFivesError as exc:

@@ -27,3 +27,5 @@ __all__ = [
     "RandomAgent", "sample_hidden",
     "agent_names", "describe_agents", "make_agent", "parse_agent_spec", "register_agent",
 ]
+
+from .. import policy as _policy  # noqa: E402,F401  (registers the "ppo" agent: trained policy files)

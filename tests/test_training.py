@@ -1,0 +1,200 @@
+"""Training: a seconds-long smoke run of configs/tiny.yaml, resuming a killed run, config validation, the
+league mixture, and the batched vec env against SB3's DummyVecEnv."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("sb3_contrib")
+pytest.importorskip("yaml")
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:  # training/ is a top-level folder of the repository
+    sys.path.insert(0, str(ROOT))
+
+from allfives_env.agents import make_agent  # noqa: E402
+from allfives_env.policy import load_policy  # noqa: E402
+from training.config import ConfigError, load_config, validate_config  # noqa: E402
+from training.league import League  # noqa: E402
+from training.train import latest_checkpoint, train  # noqa: E402
+
+TINY = ROOT / "configs" / "tiny.yaml"
+
+
+def test_tiny_run_trains_evaluates_and_writes_everything(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = tmp_path / "run"
+    summary = train(TINY, run_dir=str(run), progress=False)
+    out = capsys.readouterr().out
+    assert summary["steps"] == 1024 and summary["trained_steps"] == 1024
+    assert "env steps/s" in out and "| random |" in out and "| greedy |" in out
+    for name in ("config.yaml", "policy.npz", "evaluation.md", "evaluation.csv", "evaluation.json",
+                 "eval_history.csv", "summary.json"):
+        assert (run / name).is_file(), name
+    assert list((run / "tb").glob("events.out.tfevents.*")), "TensorBoard logs"
+    pytest.importorskip("matplotlib")
+    assert (run / "learning_curve.png").read_bytes()[:4] == b"\x89PNG"
+    # evaluations at 0, 512 and the final one at 1024, against both baselines
+    history = (run / "eval_history.csv").read_text().splitlines()
+    assert len(history) == 1 + 3 * 2
+    # league snapshots joined the mixture; the newest checkpoint is the finished run
+    assert sorted(p.name for p in (run / "league").glob("*.npz")) == [
+        "snapshot_0000000256.npz", "snapshot_0000000512.npz", "snapshot_0000000768.npz"]
+    step, _, state = latest_checkpoint(run)
+    assert step == 1024 and state["finished"] and len(state["league"]["snapshots"]) == 3
+    assert len(list((run / "checkpoints").glob("*.zip"))) == 2  # checkpoint.keep
+    # the exported policy is a user-loadable agent
+    agent = make_agent(f"ppo:path={run / 'policy.npz'}")
+    assert agent.policy.header["metadata"]["step"] == 1024
+    load_policy(run / "policy.npz", {"num_players": 2, "target": 60})
+    # resuming a finished run does nothing but show its table
+    again = train(TINY, resume=str(run), progress=False)
+    assert again.get("already_finished") and "| random |" in capsys.readouterr().out
+
+
+def test_killed_run_resumes_from_its_last_checkpoint(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = tmp_path / "killed"
+    cmd = [sys.executable, "-m", "training.train", "--config", str(TINY), "--run-dir", str(run), "--no-progress",
+           "--set", "total_steps=1000000", "--set", "evaluation.every=256", "--set", "output.tensorboard=false"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.monotonic() + 90
+    try:
+        while time.monotonic() < deadline and proc.poll() is None:
+            latest = latest_checkpoint(run)
+            if latest is not None and latest[0] >= 512:
+                break
+            time.sleep(0.05)
+        assert proc.poll() is None, proc.stderr.read().decode()  # type: ignore[union-attr]
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # the trainer and its workers, no chance to clean up
+        proc.wait()
+    step, _, state = latest_checkpoint(run)
+    assert step >= 512 and not state["finished"]
+    evaluated = sorted({r["step"] for r in state["history"]})
+    assert evaluated[:3] == [0, 256, 512]
+    target = step + 512
+    summary = train(TINY, resume=str(run), overrides=[f"total_steps={target}"], progress=False)
+    out = capsys.readouterr().out
+    assert f"resuming {run} at {step:,} steps" in out
+    assert summary["trained_steps"] == target - step and summary["steps"] == target  # no step lost, none redone
+    final = latest_checkpoint(run)[2]
+    steps = [r["step"] for r in final["history"] if r["baseline"] == "random" and not r["final"]]
+    assert steps == sorted(set(steps)) and set(evaluated) <= set(steps) and max(steps) > step  # history kept
+    assert len(final["league"]["snapshots"]) >= len(state["league"]["snapshots"])  # league kept
+
+
+def _bad(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "bad.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    return str(info.value)
+
+
+def test_config_errors_name_the_key_the_value_and_what_is_allowed(tmp_path: Path) -> None:
+    assert "ppo.learning_rat" not in _bad(tmp_path, "ppo: {learning_rat: 0.1}")
+    msg = _bad(tmp_path, "ppo: {learning_rat: 0.1}")
+    assert "bad.yaml: ppo: unknown key 'learning_rat' (did you mean 'learning_rate'?)" in msg
+    assert "unknown key 'totl_steps' (did you mean 'total_steps'?)" in _bad(tmp_path, "totl_steps: 5")
+    assert "total_steps: must be an integer >= 1, got 'many'" in _bad(tmp_path, "total_steps: many")
+    assert "ppo.gamma: must be a number in [0.0, 1.0], got 1.5" in _bad(tmp_path, "ppo: {gamma: 1.5}")
+    assert "env.reward: must be one of ['win', 'points'], got 'score'" in _bad(tmp_path, "env: {reward: score}")
+    assert "network.activation: must be one of" in _bad(tmp_path, "network: {activation: gelu}")
+    assert "network.hidden: must be a non-empty list" in _bad(tmp_path, "network: {hidden: 64}")
+    assert "rules: unknown rules option 'num_player' (did you mean 'num_players'?)" in _bad(
+        tmp_path, "rules: {num_player: 3}")
+    assert "opponents: unknown agent 'gredy' (did you mean 'greedy'?)" in _bad(tmp_path, "opponents: {gredy: 1}")
+    assert "opponents.greedy: the weight must be a number >= 0, got -1" in _bad(tmp_path, "opponents: {greedy: -1}")
+    assert "evaluation.baselines" in _bad(tmp_path, "evaluation: {baselines: [random, nobody]}")
+    assert "ppo.batch_size: 4096 is more than a rollout (n_envs x ppo.n_steps = 256)" in _bad(
+        tmp_path, "n_envs: 2\nppo: {n_steps: 128, batch_size: 4096}")
+    assert "checkpoint.every: 100 is shorter than a rollout" in _bad(
+        tmp_path, "n_envs: 2\nppo: {n_steps: 128, batch_size: 64}\ncheckpoint: {every: 100}")
+    assert "league.weight: must be a number in [0.0, 1.0)" in _bad(tmp_path, "league: {weight: 1}")
+    assert "env.seat: must be null or 0..1" in _bad(tmp_path, "env: {seat: 2}")
+    assert "not valid YAML" in _bad(tmp_path, "ppo: {gamma: [")
+    assert "a config must be a mapping" in _bad(tmp_path, "- just\n- a list")
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_config(tmp_path / "nowhere.yaml")
+
+
+def test_shipped_configs_are_valid() -> None:
+    for path in sorted((ROOT / "configs").glob("*.yaml")):
+        cfg = load_config(path)
+        assert cfg["name"] == path.stem
+    default = load_config(ROOT / "configs" / "default.yaml")
+    assert default["vec_env"] == "batched" and default["evaluation"]["baselines"] == ["random", "greedy", "expert"]
+
+
+def test_opponent_mixture_forms_and_league_weights() -> None:
+    as_list = validate_config({"opponents": ["random", {"agent": "greedy", "weight": 3}]})
+    assert as_list["opponents"] == {"random": 1.0, "greedy": 3.0}
+    league = League({"random": 1.0, "greedy": 3.0}, enabled=True, weight=0.5, max_snapshots=2, run_dir=Path("/r"))
+    assert league.mixture() == (["random", "greedy"], [0.25, 0.75])
+    for step in (100, 200, 300):
+        league.add(step, league.snapshot_path(step))
+    specs, weights = league.mixture()
+    assert specs == ["random", "greedy", "ppo:path=/r/league/snapshot_0000000200.npz",
+                     "ppo:path=/r/league/snapshot_0000000300.npz"]
+    assert np.allclose(weights, [0.125, 0.375, 0.25, 0.25])
+
+
+def test_batched_vec_env_matches_dummy_vec_env() -> None:
+    import functools
+
+    from training.league import make_env
+    from training.vec_env import make_vec_env
+
+    fn = functools.partial(make_env, {"num_players": 2, "target": 60}, ["random", "greedy"], [0.5, 0.5])
+    dummy = make_vec_env([fn] * 5, "dummy")
+    batched = make_vec_env([fn] * 5, "batched", workers=2)
+    try:
+        dummy.seed(3)
+        batched.seed(3)
+        obs_d, obs_b = dummy.reset(), batched.reset()
+        rng = np.random.default_rng(0)
+        dones_seen = 0
+        for _ in range(150):
+            assert np.array_equal(obs_d, obs_b)
+            masks = np.stack(batched.env_method("action_masks"))
+            assert np.array_equal(masks, np.stack(dummy.env_method("action_masks")))
+            actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+            obs_d, rew_d, done_d, info_d = dummy.step(actions)
+            obs_b, rew_b, done_b, info_b = batched.step(actions)
+            assert np.array_equal(rew_d, rew_b) and np.array_equal(done_d, done_b)
+            for a, b in zip(info_d, info_b):
+                assert a.keys() == b.keys()
+                if "terminal_observation" in a:
+                    assert np.array_equal(a["terminal_observation"], b["terminal_observation"])
+            dones_seen += int(done_d.sum())
+        assert dones_seen > 0
+        assert batched.get_attr("reward_mode", indices=[4]) == ["win"]
+        batched.env_method("set_opponents", ["expert"], [1.0], indices=[0])
+        assert batched.env_is_wrapped(type(dummy.envs[0]))[0]
+        with pytest.raises(RuntimeError, match="unknown agent 'nobody'"):  # a worker's error reaches us
+            batched.env_method("set_opponents", ["nobody"], [1.0], indices=[1])
+        batched.step(np.array([np.flatnonzero(m)[0] for m in batched.env_method("action_masks")]))  # still alive
+    finally:
+        dummy.close()
+        batched.close()
+
+
+def test_train_subcommand_parser(capsys: pytest.CaptureFixture[str]) -> None:
+    import argparse
+
+    from training.train import add_train_parser, run_train
+
+    parser = argparse.ArgumentParser(prog="allfives")
+    add_train_parser(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["train", "--config", str(TINY), "--set", "total_steps=2048", "--print-config"])
+    assert args.resume is None and parser.parse_args(["train", "--resume"]).resume is True
+    assert run_train(args) == 0
+    assert "total_steps: 2048" in capsys.readouterr().out

@@ -1,0 +1,8 @@
+"""Training entry points for All Fives: sb3-contrib MaskablePPO on the single-seat env.
+
+``allfives train --config configs/default.yaml`` or ``python -m training.train --config ...``; see
+:mod:`training.train` (the run), :mod:`training.config` (the config schema and its defaults),
+:mod:`training.league` (self-play snapshots), :mod:`training.vec_env` (the batched subprocess vec env) and
+:mod:`training.report` (evaluation tables and the learning curve). Nothing here is imported by
+``allfives_env``; torch and stable-baselines3 are imported only when a run starts.
+"""

@@ -1,0 +1,467 @@
+"""Train an All Fives policy with sb3-contrib's ``MaskablePPO`` on the single-seat env.
+
+``allfives train --config configs/default.yaml`` (or ``python -m training.train --config ...``) runs a
+config (schema and defaults: :mod:`training.config`) in a run directory ``<output.dir>/<name>``
+(``<name>_2``, ``_3``, ... when that exists; or ``--run-dir``)::
+
+    config.yaml          the resolved config
+    checkpoints/         step_<N>.zip (the SB3 model, with optimizer state) + step_<N>.json (the run's
+                         state: evaluation history, league, counters); the newest ``checkpoint.keep``
+    league/              snapshot_<N>.npz, frozen snapshots the learner plays (``league.enabled``)
+    evals/               policy_<N>.npz, the policy each evaluation played
+    tb/                  TensorBoard logs (``tensorboard --logdir runs``)
+    eval_history.csv     every evaluation: step, baseline, win rate and points per hand with 95% CIs
+    policy.npz           the final policy (numpy; ``make_agent("ppo", path=...)``)
+    evaluation.md/.csv/.json  the final evaluation table;  learning_curve.png  win rate vs steps
+
+Evaluations use the duplicate-deal harness (:func:`allfives_env.evaluation.evaluate`) with the same
+seed every time, the exported numpy policy against each baseline. ``--resume`` continues the newest
+checkpoint of a run (by default the newest run of the config's name) with its step count, evaluation
+history and league; a killed run loses at most ``checkpoint.every`` steps. Ctrl-C saves a checkpoint.
+
+Every process uses one torch thread (``torch.set_num_threads(1)``): on a 2-core machine a second
+thread makes training collapse as soon as the other core is busy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any, Optional, Sequence, TextIO
+
+from training.config import ConfigError, apply_overrides, load_config, rollout_size, validate_config
+
+CHECKPOINTS = "checkpoints"
+_CKPT = re.compile(r"^step_(\d+)\.json$")
+
+
+# ---------------------------------------------------------------------------------------------- run dirs
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def run_dirs(out_dir: Path, name: str) -> list[Path]:
+    """Existing run directories of ``name`` (``name``, ``name_2``, ...), oldest first."""
+    found = []
+    if (out_dir / name).is_dir():
+        found.append((1, out_dir / name))
+    if out_dir.is_dir():
+        for p in out_dir.iterdir():
+            m = re.fullmatch(re.escape(name) + r"_(\d+)", p.name)
+            if m and p.is_dir():
+                found.append((int(m.group(1)), p))
+    return [p for _, p in sorted(found)]
+
+
+def new_run_dir(out_dir: Path, name: str) -> Path:
+    """``out_dir/name``, or the next free ``name_<k>``."""
+    candidate = out_dir / name
+    k = 1
+    while candidate.exists() and any(candidate.iterdir()):
+        k += 1
+        candidate = out_dir / f"{name}_{k}"
+    return candidate
+
+
+def latest_checkpoint(run_dir: Path) -> Optional[tuple[int, Path, dict]]:
+    """(step, model zip, state) of the newest complete checkpoint of a run, or None."""
+    folder = Path(run_dir) / CHECKPOINTS
+    if not folder.is_dir():
+        return None
+    candidates = sorted(((int(m.group(1)), p) for p in folder.iterdir() if (m := _CKPT.match(p.name))), reverse=True)
+    for step, state_path in candidates:
+        model_path = state_path.with_suffix(".zip")
+        if not model_path.is_file():
+            continue
+        try:
+            state = json.loads(state_path.read_text())
+        except (OSError, json.JSONDecodeError):
+            continue
+        return step, model_path, state
+    return None
+
+
+# ---------------------------------------------------------------------------------------------- the trainer
+class Trainer:
+    """One training run: builds the envs and the model, and does the work between rollouts."""
+
+    def __init__(self, cfg: dict, run_dir: Path, resume: Optional[tuple[int, Path, dict]] = None,
+                 progress: Optional[bool] = None, out: Optional[TextIO] = None) -> None:
+        from allfives_env.core.rules import Rules
+
+        from training.league import League
+
+        self.cfg = cfg
+        self.name = cfg["name"]
+        self.run_dir = Path(run_dir)
+        self.out = sys.stdout if out is None else out  # looked up now: tests and tools swap sys.stdout
+        self.rules = Rules.from_options(cfg["rules"])
+        self.rollout = rollout_size(cfg)
+        # SB3 trains whole rollouts: the run ends at the first rollout boundary at or after total_steps
+        self.total_steps = -(-int(cfg["total_steps"]) // self.rollout) * self.rollout
+        self.progress = cfg["output"]["progress"] if progress is None else progress
+        e = cfg["env"]
+        self.env_kwargs = {"rules": self.rules, "reward": e["reward"], "episode": e["episode"], "seat": e["seat"],
+                           "partner": e["partner"]}
+        lg = cfg["league"]
+        state = resume[2] if resume else {}
+        self.league = League(cfg["opponents"], lg["enabled"], lg["weight"], lg["max_snapshots"], self.run_dir,
+                             state.get("league", {}).get("snapshots"))
+        if lg["enabled"] and "," in str(self.run_dir.resolve()):
+            raise ConfigError(f"the run directory {self.run_dir} contains a comma; league snapshots are agent spec "
+                              "strings (ppo:path=...), which cannot hold one: choose another --run-dir")
+        self.history: list[dict] = list(state.get("history", []))
+        self.last_eval = state.get("last_eval_step")
+        self.last_snapshot = int(state.get("last_snapshot_step", 0))
+        self.last_ckpt = int(state.get("last_ckpt_step", 0))
+        self.train_seconds = float(state.get("train_seconds", 0.0))
+        self.eval_seconds = float(state.get("eval_seconds", 0.0))
+        self.resume = resume
+        self.model: Any = None
+        self.vec_env: Any = None
+        self.callback: Any = None
+
+    # ------------------------------------------------------------------ building
+    def _policy_kwargs(self) -> dict:
+        import torch.nn as nn
+
+        acts = {"tanh": nn.Tanh, "relu": nn.ReLU, "elu": nn.ELU, "leaky_relu": nn.LeakyReLU, "silu": nn.SiLU}
+        net = self.cfg["network"]
+        return {"net_arch": {"pi": list(net["hidden"]), "vf": list(net["hidden"])},
+                "activation_fn": acts[net["activation"]]}
+
+    def _make_vec_env(self) -> Any:
+        import functools
+
+        from training.league import make_env
+        from training.vec_env import make_vec_env
+
+        specs, weights = self.league.mixture()
+        fn = functools.partial(make_env, self.env_kwargs, specs, weights)
+        return make_vec_env([fn] * self.cfg["n_envs"], self.cfg["vec_env"], self.cfg["workers"])
+
+    def _logger(self) -> Any:
+        from stable_baselines3.common.logger import Logger, configure
+
+        if self.cfg["output"]["tensorboard"]:
+            return configure(str(self.run_dir / "tb"), ["tensorboard"])
+        return Logger(folder=None, output_formats=[])
+
+    def build(self) -> None:
+        import torch
+        from sb3_contrib import MaskablePPO
+
+        torch.set_num_threads(1)
+        self.vec_env = self._make_vec_env()
+        ppo = dict(self.cfg["ppo"])
+        if self.resume is not None:
+            step, model_path, _ = self.resume
+            self.model = MaskablePPO.load(model_path, env=self.vec_env, device="cpu")
+            self.model.set_random_seed((self.cfg["seed"] * 1_000_003 + step) % 2**31)
+        else:
+            self.model = MaskablePPO("MlpPolicy", self.vec_env, policy_kwargs=self._policy_kwargs(),
+                                     seed=self.cfg["seed"], device="cpu", verbose=0, **ppo)
+        self.model.set_logger(self._logger())
+
+    # ------------------------------------------------------------------ between rollouts
+    def _say(self, text: str) -> None:
+        if self.callback is not None:
+            self.callback.write(text)
+        else:
+            print(text, file=self.out, flush=True)
+
+    def export(self, path: Path, step: int, **extra: Any) -> Path:
+        from allfives_env.policy import export_policy
+
+        meta = {"step": int(step), "run": self.name, "config": self.cfg, **extra}
+        return export_policy(self.model, path, self.rules, metadata=meta)
+
+    def evaluate(self, step: int, final: bool = False) -> list[dict]:
+        """Play the current policy against every baseline on duplicate deals; log and record the results."""
+        from allfives_env.evaluation import evaluate
+
+        from training.report import format_line, history_row, tag
+
+        t0 = time.perf_counter()
+        ev = self.cfg["evaluation"]
+        path = self.run_dir / "policy.npz" if final else self.run_dir / "evals" / f"policy_{step:010d}.npz"
+        self.export(path, step, final=final)
+        games = ev["final_games"] if final else ev["games"]
+        rows = []
+        for baseline in ev["baselines"]:
+            match = evaluate([f"ppo:path={path}", baseline], self.rules, games=games, seed=ev["seed"],
+                             processes=ev["processes"], progress=False)
+            rows.append(history_row(step, baseline, match, final))
+        self.history = [r for r in self.history if not (r["step"] == step and r["final"] == final)] + rows
+        if not final:
+            self.last_eval = step
+        logger = self.model.logger
+        prefix = "final" if final else "eval"
+        for r in rows:
+            logger.record(f"{prefix}/win_rate_vs_{tag(r['baseline'])}", r["win_rate"])
+            logger.record(f"{prefix}/points_per_hand_vs_{tag(r['baseline'])}", r["points_per_hand"])
+        logger.dump(step)
+        from training.report import write_history
+
+        write_history(self.run_dir / "eval_history.csv", self.history)
+        self._say(format_line(step, rows) + (" (final)" if final else ""))
+        if self.callback is not None:
+            self.callback.set_postfix(" ".join(f"{r['baseline']}={r['win_rate']:.2f}" for r in rows))
+        self.eval_seconds += time.perf_counter() - t0
+        return rows
+
+    def snapshot(self, step: int) -> None:
+        path = self.export(self.league.snapshot_path(step), step, snapshot=True)
+        self.league.add(step, path)
+        self.last_snapshot = step
+        specs, weights = self.league.mixture()
+        self.vec_env.env_method("set_opponents", specs, weights)
+        self._say(f"league @ {step:,} steps: snapshot {path.name} added; opponents {self.league.describe()}")
+
+    def state(self, step: int, finished: bool = False) -> dict:
+        return {
+            "step": int(step), "history": self.history, "league": self.league.state(),
+            "last_eval_step": self.last_eval, "last_snapshot_step": self.last_snapshot, "last_ckpt_step": int(step),
+            "train_seconds": self.train_seconds, "eval_seconds": self.eval_seconds, "finished": finished,
+            "name": self.name,
+        }
+
+    def checkpoint(self, step: int, finished: bool = False) -> Path:
+        """Save the model and the run state atomically; keep the newest ``checkpoint.keep``."""
+        folder = self.run_dir / CHECKPOINTS
+        folder.mkdir(parents=True, exist_ok=True)
+        model_path = folder / f"step_{step:010d}.zip"
+        tmp = folder / f"step_{step:010d}.zip.tmp"
+        self.model.save(tmp)
+        os.replace(tmp, model_path)
+        self.last_ckpt = step
+        _atomic_write(folder / f"step_{step:010d}.json", json.dumps(self.state(step, finished), indent=1))
+        keep = self.cfg["checkpoint"]["keep"]
+        steps = sorted(int(m.group(1)) for p in folder.iterdir() if (m := _CKPT.match(p.name)))
+        for old in steps[:-keep]:
+            for suffix in (".json", ".zip"):
+                (folder / f"step_{old:010d}{suffix}").unlink(missing_ok=True)
+        return model_path
+
+    def between_rollouts(self, step: int) -> None:
+        """League snapshot, evaluation and checkpoint, each when it is due."""
+        lg, ev, ck = self.cfg["league"], self.cfg["evaluation"], self.cfg["checkpoint"]
+        # snapshots and evaluations: at the first rollout boundary at or after each multiple of their interval
+        if lg["enabled"] and step // lg["snapshot_every"] > self.last_snapshot // lg["snapshot_every"]:
+            self.snapshot(step)
+        if self.last_eval is None:
+            if step == 0 and ev["at_start"]:
+                self.evaluate(0)
+            else:
+                self.last_eval = 0
+        elif ev["every"] and step // ev["every"] > self.last_eval // ev["every"]:
+            self.evaluate(step)
+        # checkpoint now if waiting for the next rollout would leave more than checkpoint.every unsaved
+        if step > self.last_ckpt and step + self.rollout > self.last_ckpt + ck["every"]:
+            self.checkpoint(step)
+
+    # ------------------------------------------------------------------ the run
+    def run(self) -> dict:
+        from training.callbacks import RunCallback
+        from training.report import plot_learning_curve, write_final, write_history
+
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        import yaml
+
+        _atomic_write(self.run_dir / "config.yaml", yaml.safe_dump(self.cfg, sort_keys=False))
+        start_step = self.resume[0] if self.resume else 0
+        if self.resume and self.resume[2].get("finished") and start_step >= self.total_steps \
+                and (self.run_dir / "evaluation.md").is_file():
+            text = (self.run_dir / "evaluation.md").read_text()
+            print(f"{self.run_dir}: this run already finished at {start_step:,} steps (raise total_steps with "
+                  f"--set total_steps=N to train on)\n\n{text}", file=self.out)
+            return {"run_dir": str(self.run_dir), "steps": start_step, "already_finished": True}
+        t_start = time.perf_counter()
+        self.build()
+        build_seconds = time.perf_counter() - t_start
+        what = f"resuming {self.run_dir} at {start_step:,} steps" if self.resume else f"training in {self.run_dir}"
+        print(f"{what}: MaskablePPO, {self.cfg['n_envs']} envs ({self.cfg['vec_env']}), net {self.cfg['network']['hidden']} "
+              f"{self.cfg['network']['activation']}, {self.total_steps:,} steps; opponents {self.league.describe()}",
+              file=self.out, flush=True)
+        self.callback = RunCallback(self, self.progress)
+        remaining = self.total_steps - self.model.num_timesteps
+        interrupted = False
+        t_learn = time.perf_counter()
+        try:
+            if remaining > 0:
+                self.model.learn(total_timesteps=remaining, callback=self.callback, reset_num_timesteps=False,
+                                 progress_bar=False)
+        except KeyboardInterrupt:
+            interrupted = True
+        except BaseException:
+            self.vec_env.close()
+            raise
+        finally:
+            self.callback.close()
+        learn_wall = time.perf_counter() - t_learn
+        session_train = max(1e-9, learn_wall - self.callback.overhead)
+        steps = int(self.model.num_timesteps)
+        trained = steps - start_step
+        self.train_seconds += session_train
+        self.callback = None
+        if interrupted:
+            path = self.checkpoint(steps)
+            self.vec_env.close()
+            print(f"\ninterrupted at {steps:,} steps; saved {path}. Continue with: allfives train --resume {self.run_dir}",
+                  file=self.out, flush=True)
+            return {"run_dir": str(self.run_dir), "steps": steps, "interrupted": True}
+        if self.last_ckpt < steps:
+            self.checkpoint(steps)
+        self.vec_env.close()
+        final_rows = self.evaluate(steps, final=True)
+        ev = self.cfg["evaluation"]
+        text = write_final(self.run_dir, final_rows, {
+            "policy": str(self.run_dir / "policy.npz"), "steps": steps, "games": ev["final_games"], "seed": ev["seed"],
+        })
+        write_history(self.run_dir / "eval_history.csv", self.history)
+        plot_note = None
+        if self.cfg["output"]["plot"]:
+            plot_note = plot_learning_curve(self.run_dir / "learning_curve.png", self.history,
+                                            f"{self.name}: win rate vs baselines")
+        self.checkpoint(steps, finished=True)
+        total_wall = time.perf_counter() - t_start
+        sps = trained / session_train if trained else float("nan")
+        summary = {
+            "run_dir": str(self.run_dir), "steps": steps, "trained_steps": trained,
+            "train_seconds": session_train, "steps_per_second": sps, "wall_seconds": total_wall,
+            "build_seconds": build_seconds, "overhead_seconds": learn_wall - session_train,
+            "final": final_rows,
+        }
+        _atomic_write(self.run_dir / "summary.json", json.dumps(summary, indent=1))
+        lines = [
+            "",
+            f"trained {trained:,} steps in {session_train:.1f} s of learning: {sps:,.0f} env steps/s "
+            f"(wall {total_wall:.1f} s including start-up, evaluations and checkpoints)",
+            "",
+            text,
+            "",
+            f"policy: {self.run_dir / 'policy.npz'}   (play it: allfives evaluate ppo:path={self.run_dir / 'policy.npz'} greedy)",
+        ]
+        if self.cfg["output"]["plot"]:
+            lines.append(f"learning curve: {self.run_dir / 'learning_curve.png'}" if plot_note is None
+                         else f"learning curve not drawn: {plot_note}")
+        if self.cfg["output"]["tensorboard"]:
+            lines.append(f"TensorBoard: tensorboard --logdir {self.run_dir / 'tb'}")
+        print("\n".join(lines), file=self.out, flush=True)
+        return summary
+
+
+# ---------------------------------------------------------------------------------------------- entry points
+def train(config: Any, run_dir: Optional[str] = None, resume: Any = None, overrides: Sequence[str] = (),
+          progress: Optional[bool] = None, out: Optional[TextIO] = None) -> dict:
+    """Run a training config (a path, or a mapping validated like a file) and return its summary.
+
+    ``resume``: None (a new run), True (the newest run of the config's name, or ``run_dir``), or a run
+    directory. ``overrides``: ``--set`` items such as ``"total_steps=50000"``.
+    """
+    if resume is not None and resume is not False:
+        if resume is True:
+            if run_dir is not None:
+                target = Path(run_dir)
+            else:
+                cfg0 = _config(config, overrides)
+                found = run_dirs(Path(cfg0["output"]["dir"]), cfg0["name"])
+                if not found:
+                    raise ConfigError(f"--resume: no run of {cfg0['name']!r} in {cfg0['output']['dir']}/ to resume")
+                target = max(found, key=lambda p: p.stat().st_mtime)
+        else:
+            target = Path(resume)
+        saved = target / "config.yaml"
+        if not saved.is_file():
+            raise ConfigError(f"--resume: {target} is not a run directory (it has no config.yaml)")
+        import yaml
+
+        raw = yaml.safe_load(saved.read_text())
+        cfg = validate_config(apply_overrides(raw, list(overrides)), str(saved))
+        latest = latest_checkpoint(target)
+        if latest is None:
+            print(f"{target}: no checkpoint yet; starting this run from step 0", file=out or sys.stdout)
+        return Trainer(cfg, target, latest, progress=progress, out=out).run()
+    cfg = _config(config, overrides)
+    if run_dir is not None:
+        target = Path(run_dir)
+        if target.exists() and any(target.iterdir()):
+            raise ConfigError(f"the run directory {target} exists and is not empty: continue it with --resume "
+                              f"{target}, or choose another --run-dir")
+    else:
+        target = new_run_dir(Path(cfg["output"]["dir"]), cfg["name"])
+    return Trainer(cfg, target, None, progress=progress, out=out).run()
+
+
+def _config(config: Any, overrides: Sequence[str]) -> dict:
+    if isinstance(config, (str, os.PathLike)):
+        return load_config(config, list(overrides))
+    return validate_config(apply_overrides(config, list(overrides)), "config")
+
+
+def add_train_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add the ``train`` subcommand to an argparse subparsers object (the ``allfives`` CLI)."""
+    p = subparsers.add_parser(
+        "train", help="train a policy with MaskablePPO from a YAML config",
+        description="Train an All Fives policy with sb3-contrib's MaskablePPO on the single-seat env, evaluating "
+                    "it against baselines on duplicate deals as it goes. Needs the [train] extra.",
+    )
+    _add_train_arguments(p)
+    return p
+
+
+def _add_train_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", default="configs/default.yaml", help="YAML config (default configs/default.yaml)")
+    p.add_argument("--resume", nargs="?", const=True, default=None, metavar="RUN_DIR",
+                   help="continue from the newest checkpoint of RUN_DIR (default: the newest run of the config's name)")
+    p.add_argument("--run-dir", default=None, help="the run directory (default <output.dir>/<name>[_k])")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config value, e.g. --set total_steps=50000 --set ppo.learning_rate=1e-4")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--print-config", action="store_true", help="print the resolved config and exit")
+
+
+def run_train(args: argparse.Namespace) -> int:
+    """Run the ``train`` subcommand; returns the exit status."""
+    if args.print_config:
+        import yaml
+
+        print(yaml.safe_dump(_config(args.config, args.overrides), sort_keys=False), end="")
+        return 0
+    missing = [m for m in ("torch", "stable_baselines3", "sb3_contrib", "yaml") if not _importable(m)]
+    if missing:
+        print(f"allfives train needs {', '.join(missing)}: pip install -e '.[train]'", file=sys.stderr)
+        return 2
+    summary = train(args.config, run_dir=args.run_dir, resume=args.resume, overrides=args.overrides,
+                    progress=False if args.no_progress else None)
+    return 130 if summary.get("interrupted") else 0
+
+
+def _importable(module: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """``python -m training.train``."""
+    parser = argparse.ArgumentParser(prog="python -m training.train", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    _add_train_arguments(parser)
+    args = parser.parse_args(argv)
+    try:
+        return run_train(args)
+    except (ConfigError, ValueError) as exc:
+        print(f"train: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
