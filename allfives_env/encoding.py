@@ -164,27 +164,21 @@ class ObservationEncoder:
             arm_len = board.arm_len
             end_double = board.end_double
             open_slots = board.open_slots
-            if board.spinner < 0:
-                # a line: W and E are open and counted, no doubles
-                ones += (oe + ends[0], oe + V, oe + V + 1, oe + stride + ends[1], oe + stride + V, oe + stride + V + 1)
-            else:
-                both_sides = arm_len[0] and arm_len[1]
-                sniff_ns = board.sniff and both_sides
-                for slot in (0, 1, 2, 3):
-                    base = oe + slot * stride
-                    if slot in open_slots:
-                        ones.append(base + ends[slot])
-                        ones.append(base + V)
-                    if arm_len[slot]:
-                        ones.append(base + V + 1)
-                        if end_double[slot]:
-                            ones.append(base + V + 2)
-                    elif sniff_ns and slot > 1:
-                        ones.append(base + V + 1)
+            counted = board.counted  # the board knows which ends count (allfives, sniff, the line)
+            for slot in (0, 1, 2, 3):
+                base = oe + slot * stride
+                if slot in open_slots:
+                    ones.append(base + ends[slot])
+                    ones.append(base + V)
+                if counted(slot):
+                    ones.append(base + V + 1)
+                if arm_len[slot] and end_double[slot]:
+                    ones.append(base + V + 2)
+            if board.spinner >= 0:
                 osp = self._o_spinner
                 ones.append(osp)
                 ones.append(osp + 1 + board.spinner)
-                if not both_sides:
+                if board.spinner_counts():
                     ones.append(osp + 1 + V)
         else:
             ones.append(self._o_lead)

@@ -18,7 +18,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from .core.errors import IllegalActionError, RulesError
-from .core.events import Draw, public_view
+from .core.events import public_view
 from .core.game import Deal, Game
 from .core.replay import game_record
 from .core.rules import Rules
@@ -165,17 +165,15 @@ class raw_env(AECEnv, EzPickle):
             self._was_dead_step(action)
             return
         game = self.game
-        if type(action) is not int:
-            if not isinstance(action, (int, np.integer)) or isinstance(action, (bool, np.bool_)):
-                raise IllegalActionError(game._illegal_message(action) + f" [agent {agent}]")
-            action = int(action)
-        if action not in game.legal:
-            raise IllegalActionError(game._illegal_message(action) + f" [agent {agent}]")
         seat = self._seat[agent]
-        self._cumulative_rewards[agent] = 0.0
-        self._seen[seat] = len(game.events)
+        first_event = len(game.events)
         scores_before = game.scores[:] if self.reward_mode == "points" else None
-        game.step(action)
+        try:
+            game.step(action)  # validates the action; an illegal one changes nothing
+        except IllegalActionError as exc:
+            raise IllegalActionError(f"{exc} [agent {agent}]") from None
+        self._cumulative_rewards[agent] = 0.0
+        self._seen[seat] = first_event
         self.rewards = rewards = dict.fromkeys(self.agents, 0.0)
         if scores_before is not None and scores_before != game.scores:
             self._points_rewards(scores_before, rewards)
@@ -226,9 +224,8 @@ class raw_env(AECEnv, EzPickle):
 
     def _info(self, seat: int) -> dict[str, Any]:
         game = self.game
-        events = [e if type(e) is not Draw else public_view(e, seat) for e in game.events[self._seen[seat]:]]
         return {
-            "events": events,
+            "events": [public_view(e, seat) for e in game.events[self._seen[seat]:]],
             "scores": list(game.scores),
             "hand": game.hand_number,
         }

@@ -360,25 +360,12 @@ class PolicyAgent(Agent):
             raise PolicyError(f"agent 'ppo': sample={sample!r} must be true or false")
         if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not temperature > 0:
             raise PolicyError(f"agent 'ppo': temperature={temperature!r} must be a number > 0")
-        params: dict[str, Any] = {"path": str(path)}
-        if sample:
-            params["sample"] = True
-        if temperature != 1.0:
-            params["temperature"] = float(temperature)
-        super().__init__(seed, **params)
+        super().__init__(seed, path=str(path), sample=bool(sample), temperature=float(temperature))
         self.path = str(path)
         self.sample = bool(sample)
         self.temperature = float(temperature)
         self.policy = load_policy(self.path)
         self._checked: Optional[Rules] = None
-
-    def spec(self) -> str:
-        parts = [f"path={self.path}"]
-        if self.sample:
-            parts.append("sample=true")
-        if self.temperature != 1.0:
-            parts.append(f"temperature={self.temperature!r}")
-        return "ppo:" + ",".join(parts)
 
     def act(self, view: PlayerView) -> int:
         rules = view.rules

@@ -78,7 +78,7 @@ def render_text(game: Game, viewer: Optional[int] = None, agent_names: Optional[
         score_text = ", ".join(f"{names[s]}: {game.scores[s]}" for s in range(game.num_sides))
     out.append(f"Scores (target {r.target}): {score_text}")
     out.append(
-        "Hands: " + ", ".join(f"{names[s]} {game.hand_count[s]}" for s in range(game.num_players))
+        "Hands: " + ", ".join(f"{names[s]} {size}" for s, size in enumerate(game.hand_sizes()))
         + f"; boneyard {game.boneyard_size}"
     )
     hand = " ".join(_tile(game.tiles.high[t], game.tiles.low[t]) for t in game.hand(viewer))

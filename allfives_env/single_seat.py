@@ -149,21 +149,18 @@ class AllFivesSingleSeatEnv(gymnasium.Env):
             raise RuntimeError("call reset() before step()")
         if game.over or self._ended_by_illegal:
             raise IllegalActionError("the episode is over: call reset() to start a new game")
-        if not isinstance(action, (int, np.integer)) or isinstance(action, (bool, np.bool_)) or not (
-            0 <= action < self.encoder.num_actions
-        ):
+        if isinstance(action, bool) or not self.action_space.contains(action):  # not an action id: always an error
             raise IllegalActionError(game._illegal_message(action))
-        action = int(action)
-        if action not in game.legal:
-            message = game._illegal_message(action)
+        try:
+            game.step(int(action))  # validates legality; an illegal action changes nothing
+        except IllegalActionError as exc:
             if self.illegal_action == "raise":
-                raise IllegalActionError(message)
+                raise
             # like PettingZoo's TerminateIllegalWrapper: the episode ends and the learner is penalised
             self._ended_by_illegal = True
             info = self._info()
-            info["illegal_action"] = message
+            info["illegal_action"] = str(exc)
             return self._observe(), self.illegal_reward, True, False, info
-        game.step(action)
         self._play_others()
         reward = self._reward()
         terminated = game.over and not game.truncated

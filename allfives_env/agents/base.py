@@ -12,6 +12,9 @@ match is reproducible from its seeds.
 
 from __future__ import annotations
 
+import functools
+import inspect
+import json
 from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
@@ -175,7 +178,6 @@ class PlayerView:
         drawn first). Nothing of the real hidden state survives in the copy."""
         game = self._game
         fork = game.fork()
-        fork.rng = None  # a hand-limited fork never draws; make any use of it fail loudly
         for seat in range(game.num_players):
             if seat != self.seat:
                 fork.hands[seat] = other_hands[seat]
@@ -197,15 +199,18 @@ class OracleView(PlayerView):
 class Agent:
     """Base class of every agent. Subclasses implement :meth:`act`.
 
-    ``name`` is the registry name; ``params`` the keyword arguments it was built with (so a worker
-    process can rebuild it); ``uses_hidden_information`` is True only for analysis oracles.
+    ``name`` is the registry name; ``params`` the keyword arguments it was built with that differ from
+    the subclass's defaults (so a worker process can rebuild it from :meth:`spec`, and specs stay short):
+    subclasses pass every parameter to ``super().__init__`` and the defaults are dropped here.
+    ``uses_hidden_information`` is True only for analysis oracles.
     """
 
     name = "agent"
     uses_hidden_information = False
 
     def __init__(self, seed: Optional[int] = None, **params: Any) -> None:
-        self.params = dict(params)
+        defaults = _init_defaults(type(self))
+        self.params = {k: v for k, v in params.items() if k not in defaults or defaults[k] != v}
         self.seed = seed
         self.rng = np.random.default_rng(seed)
 
@@ -225,7 +230,21 @@ class Agent:
         """A string that :func:`allfives_env.agents.make_agent` turns back into this agent."""
         if not self.params:
             return self.name
-        return self.name + ":" + ",".join(f"{k}={v}" for k, v in sorted(self.params.items()))
+        return self.name + ":" + ",".join(f"{k}={_spec_value(v)}" for k, v in sorted(self.params.items()))
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.spec()}>"
+
+
+@functools.lru_cache(maxsize=None)
+def _init_defaults(cls: type) -> dict[str, Any]:
+    """The keyword defaults of ``cls.__init__``."""
+    return {
+        name: p.default for name, p in inspect.signature(cls.__init__).parameters.items()
+        if p.default is not inspect.Parameter.empty
+    }
+
+
+def _spec_value(value: Any) -> str:
+    """A parameter as the registry reads it back: JSON for numbers, booleans and null, strings as they are."""
+    return value if isinstance(value, str) else json.dumps(value)

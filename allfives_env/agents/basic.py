@@ -8,7 +8,9 @@ the values it is known to lack), with the same tie-breaks. Both draw only when t
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Callable, Optional, Sequence
+
+import numpy as np
 
 from .base import Agent, PlayerView
 from .scoring import best_reply_points, points_if, possible_tiles
@@ -24,18 +26,21 @@ class RandomAgent(Agent):
         return legal[int(self.rng.integers(len(legal)))]
 
 
-def choose_best(view: PlayerView, value: Callable[[int], float], rng_choice: Callable[[int], int]) -> int:
-    """The legal action with the highest ``value``; ties to the heaviest tile, then ``rng_choice``.
-    The draw action is taken only when nothing else is legal."""
+def choose_best(
+    view: PlayerView, evaluate: Callable[[list[int]], Sequence[float]], rng: np.random.Generator
+) -> int:
+    """The legal placement with the highest value (``evaluate`` scores a list of them at once); ties go
+    to the heaviest tile, then to ``rng``. The draw action is taken only when nothing else is legal, and
+    a single candidate is returned without being evaluated."""
     legal = view.legal
     placements = [a for a in legal if a != view.draw_action] or legal
     if len(placements) == 1:
         return placements[0]
     pips = view.tiles.pips
-    scored = [(value(a), pips[a >> 2], a) for a in placements]
+    scored = [(value, pips[a >> 2], a) for value, a in zip(evaluate(placements), placements)]
     top = max((v, p) for v, p, _ in scored)
     best = [a for v, p, a in scored if (v, p) == top]
-    return best[rng_choice(len(best))] if len(best) > 1 else best[0]
+    return best[int(rng.integers(len(best)))] if len(best) > 1 else best[0]
 
 
 class GreedyAgent(Agent):
@@ -46,10 +51,7 @@ class GreedyAgent(Agent):
     def act(self, view: PlayerView) -> int:
         game = view._game
         seat = view.seat
-        return choose_best(view, lambda a: points_if(game, seat, a), self._pick)
-
-    def _pick(self, n: int) -> int:
-        return int(self.rng.integers(n))
+        return choose_best(view, lambda actions: [points_if(game, seat, a) for a in actions], self.rng)
 
 
 class DefensiveAgent(Agent):
@@ -58,7 +60,7 @@ class DefensiveAgent(Agent):
     name = "defensive"
 
     def __init__(self, seed: Optional[int] = None, reply_weight: float = 1.0) -> None:
-        super().__init__(seed, **({} if reply_weight == 1.0 else {"reply_weight": reply_weight}))
+        super().__init__(seed, reply_weight=reply_weight)
         self.reply_weight = float(reply_weight)
 
     def act(self, view: PlayerView) -> int:
@@ -77,7 +79,4 @@ class DefensiveAgent(Agent):
             board.place(action >> 2, action & 3)
             return now - weight * best_reply_points(game, board, nxt, possible)
 
-        return choose_best(view, value, self._pick)
-
-    def _pick(self, n: int) -> int:
-        return int(self.rng.integers(n))
+        return choose_best(view, lambda actions: [value(a) for a in actions], self.rng)

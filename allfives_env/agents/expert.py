@@ -55,6 +55,7 @@ from typing import Callable, Optional
 
 from ..core.board import Board
 from .base import Agent, PlayerView
+from .basic import choose_best
 from .scoring import possible_tiles
 
 #: Default weights, tuned by coordinate search on duplicate 2-player matches against ``defensive``
@@ -130,37 +131,14 @@ class ExpertAgent(Agent):
             w_pips_late=w_pips_late, w_double=w_double, late_hand=late_hand, w_partner=w_partner,
         )
         weights = {key: float(value) for key, value in given.items()}
-        # only the weights that differ from the defaults become params, so spec() stays short and
-        # make_agent(agent.spec()) rebuilds the same agent
-        super().__init__(seed, **{k: v for k, v in weights.items() if v != DEFAULT_WEIGHTS[k]})
+        super().__init__(seed, **weights)  # the defaults are left out of params and spec()
         self.weights = weights
-        self.w_score = weights["w_score"]
-        self.w_deny = weights["w_deny"]
-        self.w_target = weights["w_target"]
-        self.w_danger = weights["w_danger"]
-        self.danger_margin = weights["danger_margin"]
-        self.w_block = weights["w_block"]
-        self.w_follow = weights["w_follow"]
-        self.w_mobility = weights["w_mobility"]
-        self.w_variety = weights["w_variety"]
-        self.w_pips = weights["w_pips"]
-        self.w_pips_late = weights["w_pips_late"]
-        self.w_double = weights["w_double"]
-        self.late_hand = weights["late_hand"]
-        self.w_partner = weights["w_partner"]
+        for key, value in weights.items():  # w_score, w_deny, ...: read on every move
+            setattr(self, key, value)
 
     # ------------------------------------------------------------------ decision
     def act(self, view: PlayerView) -> int:
-        legal = view.legal
-        draw = view.draw_action
-        placements = [a for a in legal if a != draw] or legal
-        if len(placements) == 1:
-            return placements[0]
-        values = self.evaluate(view, placements)
-        pips = view.tiles.pips
-        top = max((v, pips[a >> 2]) for a, v in zip(placements, values))
-        best = [a for a, v in zip(placements, values) if (v, pips[a >> 2]) == top]
-        return best[int(self.rng.integers(len(best)))] if len(best) > 1 else best[0]
+        return choose_best(view, lambda actions: self.evaluate(view, actions), self.rng)
 
     def evaluate(self, view: PlayerView, actions: list[int]) -> list[float]:
         """The value of each placement in ``actions`` for ``view.seat`` (public information only)."""
@@ -178,7 +156,6 @@ class ExpertAgent(Agent):
         hand = view.hand_mask  # our own tiles only
         unseen = view.unseen_mask
         voids = game.voids
-        pip_mask = tiles.pip_mask
         pips = tiles.pips
         low = tiles.low
         high = tiles.high
@@ -254,22 +231,15 @@ class ExpertAgent(Agent):
                     value += self.w_partner * expected
 
             # our own next turn on the ends we leave: follow-up score, mobility, variety
-            ends = after.ends
             best_follow = 0
-            fit_count = 0
-            seen_fit = 0
-            for s in after.open_slots:
-                m = kept & pip_mask[ends[s]]
-                while m:
-                    lowbit = m & -m
-                    t = lowbit.bit_length() - 1
-                    if not seen_fit & lowbit:
-                        seen_fit |= lowbit
-                        fit_count += 1
-                    c = after.count_after(t, s)
-                    if c % 5 == 0 and c > best_follow:
-                        best_follow = c
-                    m ^= lowbit
+            fit = 0  # kept tiles that fit some end of ``after``
+            for a in after.placements(kept):
+                t = a >> 2
+                fit |= 1 << t
+                c = after.count_after(t, a & 3)
+                if c % 5 == 0 and c > best_follow:
+                    best_follow = c
+            fit_count = fit.bit_count()
             if best_follow:
                 value += self.w_follow * points_for_count(seat, best_follow) * unit
             value += self.w_mobility * min(fit_count, 3)
@@ -291,22 +261,14 @@ class ExpertAgent(Agent):
         points that seat's side still needs; -1: no such check) wins it the game and adds ``w_target``.
         Also the number of possible tiles that fit any end at all (for the chance of a block)."""
         best: dict[int, int] = {}
-        fits = 0
-        pip_mask = after.pip_mask
-        ends = after.ends
-        seen = 0
-        for s in after.open_slots:
-            m = possible & pip_mask[ends[s]]
-            while m:
-                lowbit = m & -m
-                t = lowbit.bit_length() - 1
-                if not seen & lowbit:
-                    seen |= lowbit
-                    fits += 1
-                c = after.count_after(t, s)
-                if c % 5 == 0 and c and c > best.get(t, 0):
-                    best[t] = c
-                m ^= lowbit
+        fit = 0  # possible tiles that fit some end
+        for a in after.placements(possible):
+            t = a >> 2
+            fit |= 1 << t
+            c = after.count_after(t, a & 3)
+            if c % 5 == 0 and c and c > best.get(t, 0):
+                best[t] = c
+        fits = fit.bit_count()
         utils: list[float] = []
         for t, c in best.items():
             p = points_for_count(seat, c)

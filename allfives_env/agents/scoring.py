@@ -29,18 +29,10 @@ def best_reply_points(game: Game, board: Board, replier: int, possible_mask: int
     if board.size == 0 or not possible_mask:
         return 0
     best = 0
-    tiles = board.tiles
-    pip_mask = tiles.pip_mask
-    ends = board.ends
-    count_after = board.count_after
-    for slot in board.open_slots:
-        m = possible_mask & pip_mask[ends[slot]]
-        while m:
-            low = m & -m
-            count = count_after(low.bit_length() - 1, slot)
-            if count > best and count % 5 == 0:
-                best = count
-            m ^= low
+    for a in board.placements(possible_mask):
+        count = board.count_after(a >> 2, a & 3)
+        if count > best and count % 5 == 0:
+            best = count
     return game.points_for_count(replier, best) if best else 0
 
 

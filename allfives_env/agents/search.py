@@ -55,22 +55,9 @@ class PIMCAgent(Agent):
         prior: Optional[str] = "expert",
         prior_weight: float = 1.0,
     ) -> None:
-        params: dict = {}
-        if prior in (None, "none", "None", ""):
-            prior = None
-        if prior != "expert":
-            params["prior"] = "none" if prior is None else prior
-        if prior_weight != 1.0:
-            params["prior_weight"] = prior_weight
-        if samples != 200:
-            params["samples"] = samples
-        if rollout != "greedy":
-            params["rollout"] = rollout
-        if epsilon != 0.1:
-            params["epsilon"] = epsilon
-        if win_bonus != 1.0:
-            params["win_bonus"] = win_bonus
-        super().__init__(seed, **params)
+        prior = "none" if prior in (None, "none", "None", "") else prior
+        super().__init__(seed, samples=samples, rollout=rollout, epsilon=epsilon, win_bonus=win_bonus, prior=prior,
+                         prior_weight=prior_weight)
         if not isinstance(samples, int) or isinstance(samples, bool) or samples < 1:
             raise ValueError(f"samples={samples!r} is not allowed: give a positive integer")
         if rollout not in ROLLOUTS:
@@ -85,7 +72,7 @@ class PIMCAgent(Agent):
         self.seconds = 0.0
         self.prior_weight = float(prior_weight)
         self._prior = None
-        if prior is not None:
+        if prior != "none":
             from .registry import make_agent
 
             self._prior = make_agent(prior, seed=seed)
@@ -105,19 +92,17 @@ class PIMCAgent(Agent):
         start = time.perf_counter()
         totals = [0.0] * len(legal)
         samples = self.samples
-        if self._deterministic_guess() and self.rollout == "greedy":
+        if self.uses_hidden_information and self.rollout == "greedy":
             samples = 1  # the oracle with deterministic rollouts sees the same game every time
         for _ in range(samples):
             guess = self._guess(view)
-            if guess is None:
-                continue
             for i, action in enumerate(legal):
                 totals[i] += self._evaluate(guess, view.seat, action)
         if self._prior is not None:
             draw = view.draw_action
             placements = [a for a in legal if a != draw]
             prior = dict(zip(placements, self._prior.evaluate(view, placements)))
-            scale = self.prior_weight * max(samples, 1)
+            scale = self.prior_weight * samples
             totals = [t + scale * prior.get(a, 0.0) for a, t in zip(legal, totals)]
         best = max(totals)
         ties = [a for a, t in zip(legal, totals) if t == best]
@@ -126,10 +111,7 @@ class PIMCAgent(Agent):
         self.seconds += time.perf_counter() - start
         return choice
 
-    def _deterministic_guess(self) -> bool:
-        return False
-
-    def _guess(self, view: PlayerView) -> Optional[Game]:
+    def _guess(self, view: PlayerView) -> Game:
         """A search copy of the game with the hidden tiles drawn at random, consistent with what is public."""
         hands, boneyard = sample_hidden(view, self.rng)
         return view.determinized(hands, boneyard)
@@ -137,7 +119,6 @@ class PIMCAgent(Agent):
     def _evaluate(self, root: Game, seat: int, action: int) -> float:
         """Play ``action`` then the rollout policy to the end of the hand; value for ``seat``'s side."""
         game = root.fork()
-        game.rng = None
         before = root.scores
         game.step(action)
         if not game.over:
@@ -189,15 +170,10 @@ class OracleAgent(PIMCAgent):
     name = "oracle"
     uses_hidden_information = True
 
-    def _deterministic_guess(self) -> bool:
-        return True
-
-    def _guess(self, view: PlayerView) -> Optional[Game]:
+    def _guess(self, view: PlayerView) -> Game:
         if not isinstance(view, OracleView):
             raise TypeError("the oracle needs an OracleView (the harness gives one to agents with uses_hidden_information)")
-        fork = view.game.fork()
-        fork.rng = None
-        return fork
+        return view.game.fork()
 
 
 def sample_hidden(view: PlayerView, rng: np.random.Generator, tries: int = 20) -> tuple[dict[int, int], list[int]]:

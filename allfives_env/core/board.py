@@ -139,35 +139,30 @@ class Board:
     def count_after(self, tile: int, slot: int) -> int:
         """The count the ends would have after placing ``tile`` on ``slot``, without placing it.
 
-        Agents score candidate moves with this (greedy, search rollouts), so it avoids a board copy.
-        The caller has checked legality.
+        Agents score candidate moves with this (greedy, search rollouts), so it avoids a board copy:
+        the end is set to its new value, :meth:`count` is asked, and the end is put back. Only a first
+        double, which turns the line into a spinner, needs its own formula. The caller has checked legality.
         """
         lo = self.low[tile]
         hi = self.high[tile]
-        ends = self.ends
         if self.size == 0:
             return lo << 1 if lo == hi else lo + hi  # a lone spinner counts 2v
-        if self.spinner < 0:
-            if lo == hi:
-                # the double becomes the spinner; the old line is its only filled side
-                return (lo << 1) + (ends[E] if slot == W else ends[W])
-            x = ends[slot]
-            return (hi if lo == x else lo) + ends[1 - slot]
-        x = ends[slot]
-        outer = hi if lo == x else lo
+        ends = self.ends
+        if lo == hi and self.spinner < 0:
+            # the double becomes the spinner; the old line is its only filled side
+            return (lo << 1) + (ends[E] if slot == W else ends[W])
         arm_len = self.arm_len
         dbl = self.end_double
-        total = 0
-        for s in ALL_SLOTS:
-            if s == slot:
-                total += outer << 1 if lo == hi else outer
-            elif arm_len[s]:
-                total += ends[s] << 1 if dbl[s] else ends[s]
-        if not ((arm_len[W] or slot == W) and (arm_len[E] or slot == E)):
-            total += self.spinner << 1
-        elif self.sniff:
-            total += self.spinner * ((arm_len[N] == 0 and slot != N) + (arm_len[S] == 0 and slot != S))
-        return total
+        x = ends[slot]
+        was_double = dbl[slot]
+        ends[slot] = hi if lo == x else lo
+        dbl[slot] = lo == hi
+        arm_len[slot] += 1
+        count = self.count()
+        ends[slot] = x
+        dbl[slot] = was_double
+        arm_len[slot] -= 1
+        return count
 
     def counted(self, slot: int) -> bool:
         """Whether the end ``slot`` contributes to the count (the spinner's own 2v is not an end)."""

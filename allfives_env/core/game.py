@@ -213,19 +213,6 @@ class Game:
         """Number of tiles in each seat's hand."""
         return [m.bit_count() for m in self.hands]
 
-    @property
-    def hand_count(self) -> list[int]:
-        """Number of tiles in each seat's hand (same as :meth:`hand_sizes`)."""
-        return [m.bit_count() for m in self.hands]
-
-    @property
-    def played_by(self) -> list[int]:
-        """For each tile id, the seat that played it this hand, or -1."""
-        out = [-1] * self.tiles.size
-        for tile, seat in self.played:
-            out[tile] = seat
-        return out
-
     def boneyard(self) -> list[int]:
         """The boneyard, index 0 drawn next (hidden information)."""
         return self._stock[::-1]
@@ -250,41 +237,40 @@ class Game:
 
     def clone(self) -> "Game":
         """An independent copy sharing nothing mutable (for search). The copy's generator is a copy."""
-        other = Game.__new__(Game)
-        other.__dict__.update(self.__dict__)
+        other = self._copy_position()
         other.rng = np.random.Generator(type(self.rng.bit_generator)())
         other.rng.bit_generator.state = self.rng.bit_generator.state
-        other.scores = self.scores[:]
-        other.is_in = self.is_in[:]
         other.events = self.events[:]
         other.hand_records = self.hand_records[:]
-        other.legal = self.legal[:]
         other._scripted = self._scripted[:]
-        other.board = self.board.copy()
-        other.hands = self.hands[:]
-        other._stock = self._stock[:]
-        other.voids = self.voids[:]
-        other.played = self.played[:]
         return other
 
     def fork(self) -> "Game":
         """A cheap copy for search: the same position, an empty event log, and play that stops at the end
-        of the current hand. It shares the generator (a fork that stops at hand end never draws from it).
-        Search agents replace the hidden parts (other hands, the boneyard) of a fork with a sample."""
+        of the current hand. It has no generator (``rng`` is None): a game that stops at hand end never
+        draws from one, and any attempt would fail loudly. Search agents replace the hidden parts (other
+        hands, the boneyard) of a fork with a sample."""
+        other = self._copy_position()
+        other.rng = None
+        other.events = []
+        other.hand_records = []
+        other._scripted = []
+        other.stop_after_hand = True
+        return other
+
+    def _copy_position(self) -> "Game":
+        """A copy whose mutable position (scores, hands, board, boneyard, voids, ...) is its own; the
+        callers decide about the generator and the logs."""
         other = Game.__new__(Game)
         other.__dict__.update(self.__dict__)
         other.scores = self.scores[:]
         other.is_in = self.is_in[:]
-        other.events = []
-        other.hand_records = []
         other.legal = self.legal[:]
-        other._scripted = []
         other.board = self.board.copy()
         other.hands = self.hands[:]
         other._stock = self._stock[:]
         other.voids = self.voids[:]
         other.played = self.played[:]
-        other.stop_after_hand = True
         return other
 
     # ================================================================== stepping
@@ -339,7 +325,7 @@ class Game:
         count = board.count()
         points = 0
         if count % 5 == 0 and count:
-            points = count if self._plain_scoring else self._gated_points(seat, count, is_lead)
+            points = self.points_for_count(seat, count, is_lead)
             if points:
                 side = self.side_of[seat]
                 self.scores[side] += points
@@ -547,8 +533,6 @@ class Game:
             hands = [tiles.mask_of(hand) for hand in deal.hands]
             stock = list(reversed(deal.boneyard))
             opening: list[Event] = []
-            lead_tile = -1
-            opening_drawer = None
             expected, lead_tile, opening_drawer, ok = self._choose_leader(deal, hands, stock, opening, first)
             if ok:
                 break

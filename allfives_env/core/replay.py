@@ -227,10 +227,9 @@ def _replay_events(game: Game, flat: list[tuple[int, int, Event]]) -> None:
         except IllegalActionError as exc:
             raise ReplayError(f"hand {h}, event {k}: {exc}") from None
     if gi < len(game.events):
-        h = flat[-1][0] if flat else 1
+        h, k = (flat[-1][0], flat[-1][1]) if flat else (1, -1)
         raise ReplayError(
-            f"hand {h}: the record ends after event {len(flat[-1:]) and flat[-1][1]}, but the rules go on with "
-            f"{_describe(game.events[gi], tiles)}"
+            f"hand {h}: the record ends after event {k}, but the rules go on with {_describe(game.events[gi], tiles)}"
         )
 
 
