@@ -24,7 +24,22 @@ slice               size        meaning
 ``scored``          P           1 if that seat's side has scored (``min_first_score``)
 ``partners``        P           1 if relative seat k is on the observer's side (k=0 always)
 ``lead``            1           1 if the board is empty (the observer is leading)
+``features``        4T x F      only with ``action_features=True``: per placement id
+                                (``tile*4 + slot``), F = 12 numbers describing that play (below);
+                                all zeros for placements that are not legal now
 ==================  ==========  ===============================================================
+
+Action features (``action_features=True``). A flat network has to learn from the raw slices what a
+placement would score and what it gives the opponent, which costs millions of steps. The features
+hand it the quantities the ``expert`` heuristic weighs (:meth:`ExpertAgent.features`), per legal
+placement, in count points / 20: *legal* (1), *wins* (the play wins the game), *domino* (it empties the
+hand), *now* (points it scores), *deny* (the opponent's expected best reply, a game-winning reply
+counted 60 more), *p_lose* (the chance the opponent holds a game-winning reply), *block* (the chance the
+opponent cannot follow; x2 when it may not draw), *follow* (our best score next turn on the ends left),
+*fit* (kept tiles that fit the new ends, /3, at most 1), *shown* (distinct numbers kept / V), *pips*
+(the tile's pips / 2 max_pip), *double*. They read public information and the observer's hand only.
+They cost about as much as one ``expert`` move per observation (a few tens of microseconds), so they
+are off by default; a policy trained with them records it and its agent computes them itself.
 
 Actions: ``action = tile_id * 4 + slot`` (see :mod:`allfives_env.core.actions`); the mask is an
 ``int8`` vector over every action id, all zeros for a seat that is not to act.
@@ -44,13 +59,19 @@ from .core.rules import Rules
 from .core.tiles import tile_set
 
 __all__ = [
-    "ObservationEncoder", "action_name", "decode_action", "encode_action", "num_actions", "observation_table",
+    "ACTION_FEATURES", "ObservationEncoder", "action_name", "decode_action", "encode_action", "num_actions", "observation_table",
     "parse_action",
 ]
 
 #: Version of the observation layout; saved policies record it and refuse another.
 OBS_LAYOUT_VERSION = 1
 SCORE_CLIP = 2.0
+#: Columns of one placement's entry in the ``features`` slice (``action_features=True``).
+ACTION_FEATURES = ("legal", "wins", "domino", "now", "deny", "p_lose", "block", "follow", "fit", "shown", "pips",
+                   "double")
+#: Upper bound of the ``features`` slice in the observation space (deny can reach (48 + 60) / 20).
+ACTION_FEATURE_HIGH = 8.0
+_POINT_SCALE = 1.0 / 20.0  # count points -> features
 
 
 class ObservationEncoder:
@@ -60,8 +81,11 @@ class ObservationEncoder:
     keeps an observation at a few microseconds.
     """
 
-    def __init__(self, rules: Rules) -> None:
+    def __init__(self, rules: Rules, action_features: bool = False) -> None:
+        if not isinstance(action_features, (bool, np.bool_)):
+            raise TypeError(f"action_features={action_features!r} must be True or False")
         self.rules = rules
+        self.action_features = bool(action_features)
         tiles = tile_set(rules.max_pip)
         self.tiles = tiles
         P = self.P = rules.num_players
@@ -72,6 +96,8 @@ class ObservationEncoder:
             ("boneyard", 2), ("hand_sizes", P - 1), ("voids", (P - 1) * V), ("scores", P), ("scored", P),
             ("partners", P), ("lead", 1),
         ]
+        if self.action_features:
+            sizes.append(("features", 4 * T * len(ACTION_FEATURES)))
         self.slices: dict[str, slice] = {}
         offset = 0
         for name, size in sizes:
@@ -83,6 +109,13 @@ class ObservationEncoder:
         high = np.ones(self.size, dtype=np.float32)
         low[self.slices["scores"]] = -SCORE_CLIP
         high[self.slices["scores"]] = SCORE_CLIP
+        self._features = None
+        if self.action_features:
+            from .agents.expert import ExpertAgent  # here, not at the top: the agents package imports this module
+
+            high[self.slices["features"]] = ACTION_FEATURE_HIGH
+            self._features = ExpertAgent(seed=0).features  # default weights: only w_target enters the features
+            self._o_features = self.slices["features"].start
         self.low, self.high = low, high
         # state: every hand (absolute seats), the boneyard's tiles, the public part seen by seat 0, the seat to act
         self.state_size = T * P + T + self.size + P
@@ -144,7 +177,28 @@ class ObservationEncoder:
         for i in self._dynamic_ones(game, seat):
             out[i] = 1.0
         self._write_scalars(game, seat, out)
+        if self._features is not None and seat == game.current:
+            self._write_features(game, seat, out)
         return out
+
+    def _write_features(self, game: Game, seat: int, out: np.ndarray) -> None:
+        """The ``features`` slice: one row of :data:`ACTION_FEATURES` per legal placement."""
+        from .agents.base import PlayerView
+
+        draw = 4 * self.T
+        actions = [a for a in game.legal if a != draw]
+        if not actions:
+            return
+        _, rows = self._features(PlayerView(game, seat), actions)
+        F = len(ACTION_FEATURES)
+        unit = game.rules.score_unit * _POINT_SCALE
+        pip_scale = 1.0 / (2 * self.rules.max_pip)
+        inv_v = 1.0 / self.V
+        base = self._o_features
+        for action, (kind, now, pips, double, deny, block, _mate, follow, fit, shown, p_lose) in zip(actions, rows):
+            o = base + action * F
+            out[o:o + F] = (1.0, kind == 2, kind == 1, now * unit, deny * _POINT_SCALE, p_lose, block, follow * unit,
+                            min(fit, 3) / 3.0, shown * inv_v, pips * pip_scale, double)
 
     def _board_ones(self, game: Game, seat: int) -> list[int]:
         """Indices of the ``board`` slice's 1-entries as seen by ``seat``."""
@@ -271,9 +325,9 @@ class _SeatView:
         self.hand_mask = 0
 
 
-def observation_table(rules: Optional[Rules] = None) -> str:
+def observation_table(rules: Optional[Rules] = None, action_features: bool = False) -> str:
     """The observation layout for ``rules`` as a text table with offsets (for docs and debugging)."""
-    enc = ObservationEncoder(rules or Rules())
+    enc = ObservationEncoder(rules or Rules(), action_features)
     lines = [f"{'slice':<12} {'offset':>6} {'size':>5}"]
     for name, sl in enc.slices.items():
         lines.append(f"{name:<12} {sl.start:>6} {sl.stop - sl.start:>5}")

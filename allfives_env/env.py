@@ -46,8 +46,9 @@ def env(**kwargs: Any) -> AECEnv:
 
 class raw_env(AECEnv, EzPickle):
     """All Fives for 2-4 players. Keyword arguments: every rules option of :class:`Rules` (or
-    ``rules=Rules(...)``), plus ``reward`` ("win" | "points"), ``episode`` ("game" | "hand") and
-    ``render_mode`` ("ansi" | "human")."""
+    ``rules=Rules(...)``), plus ``reward`` ("win" | "points"), ``episode`` ("game" | "hand"),
+    ``render_mode`` ("ansi" | "human") and ``action_features`` (add the per-placement ``features`` slice
+    to the observations, see :mod:`allfives_env.encoding`)."""
 
     metadata = {
         "render_modes": ["ansi", "human"],
@@ -61,10 +62,12 @@ class raw_env(AECEnv, EzPickle):
         render_mode: Optional[str] = None,
         reward: str = "win",
         episode: str = "game",
+        action_features: bool = False,
         rules: Optional[Rules] = None,
         **options: Any,
     ) -> None:
-        EzPickle.__init__(self, render_mode=render_mode, reward=reward, episode=episode, rules=rules, **options)
+        EzPickle.__init__(self, render_mode=render_mode, reward=reward, episode=episode,
+                          action_features=action_features, rules=rules, **options)
         super().__init__()
         if rules is not None and options:
             raise RulesError(f"give either rules=Rules(...) or rules options as keywords, not both (got {sorted(options)})")
@@ -82,7 +85,9 @@ class raw_env(AECEnv, EzPickle):
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self.agents = self.possible_agents[:]
         self._seat = {agent: i for i, agent in enumerate(self.possible_agents)}
-        self.encoder = ObservationEncoder(self.rules)
+        if not isinstance(action_features, (bool, np.bool_)):
+            raise RulesError(f"action_features={action_features!r} is not allowed: choose True or False")
+        self.encoder = ObservationEncoder(self.rules, bool(action_features))
         enc = self.encoder
         obs_space = spaces.Dict(
             {

@@ -4,7 +4,8 @@ A policy file is one ``.npz`` archive (no pickle anywhere) holding
 
 * ``header``: UTF-8 JSON bytes (a ``uint8`` array) -- ``format`` (``"allfives-policy"``), ``version``,
   ``obs_layout_version`` (:data:`allfives_env.encoding.OBS_LAYOUT_VERSION`), ``obs_size``,
-  ``num_actions``, the full ``rules`` it was trained under, the ``activation``, the layer sizes and free
+  ``num_actions``, ``action_features`` (whether the observation carries the per-placement ``features``
+  slice), the full ``rules`` it was trained under, the ``activation``, the layer sizes and free
   ``metadata`` (training step, config name, ...);
 * ``hidden_{i}_weight`` / ``hidden_{i}_bias`` for each hidden layer and ``action_weight`` /
   ``action_bias`` for the logits layer, ``float32``, weights shaped ``(out, in)`` as in torch.
@@ -52,7 +53,8 @@ PathLike = Union[str, "os.PathLike[str]"]
 
 __all__ = [
     "NumpyPolicy", "OBSERVATION_RULES", "POLICY_FORMAT", "POLICY_VERSION", "PolicyAgent", "PolicyError",
-    "export_policy", "load_policy", "read_policy_header",
+    "SHIPPED_POLICIES", "ShippedPolicyAgent", "export_policy", "load_policy", "read_policy_header",
+    "shipped_policy_path",
 ]
 
 
@@ -126,6 +128,7 @@ class NumpyPolicy:
         self.obs_size = int(header["obs_size"])
         self.num_actions = int(header["num_actions"])
         self.rules = dict(header["rules"])
+        self.action_features = bool(header.get("action_features", False))
 
     def __repr__(self) -> str:
         sizes = [self.obs_size] + [b.shape[0] for _, b in self.layers] + [self.num_actions]
@@ -161,7 +164,7 @@ class NumpyPolicy:
                     f"a policy only plays games with the same {', '.join(OBSERVATION_RULES)}"
                 )
         r = rules if isinstance(rules, Rules) else Rules.from_options(given)
-        enc = ObservationEncoder(r)
+        enc = ObservationEncoder(r, self.action_features)
         if (enc.size, enc.num_actions) != (self.obs_size, self.num_actions):
             raise PolicyError(
                 f"{where} expects observations of {self.obs_size} and {self.num_actions} actions, but this game has "
@@ -309,20 +312,26 @@ def export_policy(model: Any, path: PathLike, rules: Union[Rules, Mapping[str, A
 
     ``rules`` are the rules it was trained under (a :class:`Rules` or options); ``metadata`` is stored in
     the header as given (JSON types). The file is written atomically (a temporary file, then a rename).
-    Needs torch; the file then loads with numpy alone.
+    Needs torch; the file then loads with numpy alone. Whether the model was trained with the action
+    features is read off its observation size and recorded in the header.
     """
     policy = getattr(model, "policy", model)
     r = rules if isinstance(rules, Rules) else Rules.from_options(dict(rules))
-    enc = ObservationEncoder(r)
     layers, action, activation, params = _actor_layers(policy)
     obs_shape = tuple(getattr(policy.observation_space, "shape", ()) or ())
     n_actions = int(getattr(policy.action_space, "n", action[0].shape[0]))
+    enc = ObservationEncoder(r)
+    if obs_shape != (enc.size,):  # trained with the action features (or for other rules: refused below)
+        with_features = ObservationEncoder(r, action_features=True)
+        if obs_shape == (with_features.size,):
+            enc = with_features
     if obs_shape != (enc.size,) or n_actions != enc.num_actions:
         raise PolicyError(f"the model's spaces (observation {obs_shape}, {n_actions} actions) do not match the "
                           f"rules (observation ({enc.size},), {enc.num_actions} actions)")
     header = {
         "format": POLICY_FORMAT, "version": POLICY_VERSION, "obs_layout_version": OBS_LAYOUT_VERSION,
-        "obs_size": enc.size, "num_actions": enc.num_actions, "rules": r.to_dict(),
+        "obs_size": enc.size, "num_actions": enc.num_actions, "action_features": enc.action_features,
+        "rules": r.to_dict(),
         "activation": activation, "activation_params": params, "hidden": [int(b.shape[0]) for _, b in layers],
         "algorithm": type(model).__name__ if model is not policy else None,
         "metadata": dict(metadata or {}),
@@ -366,16 +375,19 @@ class PolicyAgent(Agent):
         self.temperature = float(temperature)
         self.policy = load_policy(self.path)
         self._checked: Optional[Rules] = None
+        self._encoder: Optional[ObservationEncoder] = None
 
     def act(self, view: PlayerView) -> int:
         rules = view.rules
         if rules is not self._checked:
             self.policy.check_rules(rules)
             self._checked = rules
+            # our own encoder: the policy may need the action features, which the env's may not compute
+            self._encoder = ObservationEncoder(rules, self.policy.action_features)
         legal = view.legal
         if len(legal) == 1:
             return legal[0]
-        logits = self.policy.logits(view.observation())[legal]
+        logits = self.policy.logits(self._encoder.encode(view._game, view.seat))[legal]
         if not self.sample:
             return legal[int(np.argmax(logits))]
         z = logits.astype(np.float64) / self.temperature
@@ -384,3 +396,35 @@ class PolicyAgent(Agent):
 
 
 register_agent("ppo", PolicyAgent, "a trained policy file (numpy only): path=FILE.npz, sample=false, temperature=1")
+
+
+# ---------------------------------------------------------------------------------------------- shipped policies
+#: Policies shipped inside the package (``allfives_env/policies/``): registry name -> (file, description).
+SHIPPED_POLICIES: dict[str, tuple[str, str]] = {
+    "ppo-2p": ("ppo_2p.npz", "the shipped 2-player policy (MaskablePPO, configs/ppo_2p.yaml; numpy only)"),
+}
+
+
+def shipped_policy_path(name: str) -> Path:
+    """The file of a shipped policy (see :data:`SHIPPED_POLICIES`), e.g. ``shipped_policy_path("ppo-2p")``."""
+    if name not in SHIPPED_POLICIES:
+        raise PolicyError(f"no shipped policy {name!r}; shipped: {sorted(SHIPPED_POLICIES)}")
+    path = Path(__file__).resolve().parent / "policies" / SHIPPED_POLICIES[name][0]
+    if not path.is_file():
+        raise PolicyError(f"the shipped policy {name!r} is missing from the installation ({path}); reinstall the "
+                          "package (pip install -e .) or rebuild it with the config named in its README")
+    return path
+
+
+class ShippedPolicyAgent(PolicyAgent):
+    """A policy that ships with the package, played like ``ppo`` but named, so specs stay short
+    (``make_agent("ppo-2p")``, ``allfives evaluate ppo-2p expert``)."""
+
+    name = "ppo-2p"
+
+    def __init__(self, seed: Optional[int] = None, sample: bool = False, temperature: float = 1.0) -> None:
+        super().__init__(seed, path=str(shipped_policy_path(self.name)), sample=sample, temperature=temperature)
+        self.params.pop("path", None)  # implied by the name; spec() must not pin this installation's path
+
+
+register_agent(ShippedPolicyAgent.name, ShippedPolicyAgent, SHIPPED_POLICIES[ShippedPolicyAgent.name][1])

@@ -45,7 +45,8 @@ class AllFivesSingleSeatEnv(gymnasium.Env):
     ``episode`` ("game" | "hand"), ``render_mode`` ("ansi"), ``illegal_action`` ("terminate": an illegal
     action ends the episode with ``illegal_reward`` and ``info["illegal_action"]`` saying why, as
     PettingZoo's classic envs do and gymnasium's env checker needs; "raise": raise
-    :class:`IllegalActionError`), and the rules (``rules=Rules(...)`` or the options as keywords).
+    :class:`IllegalActionError`), ``action_features`` (add the per-placement ``features`` slice to the
+    observation, see :mod:`allfives_env.encoding`), and the rules (``rules=Rules(...)`` or the options as keywords).
     Out-of-range and non-integer actions always raise.
     """
 
@@ -62,6 +63,7 @@ class AllFivesSingleSeatEnv(gymnasium.Env):
         render_mode: Optional[str] = None,
         illegal_action: str = "terminate",
         illegal_reward: float = -1.0,
+        action_features: bool = False,
         rules: Optional[Rules] = None,
         **options: Any,
     ) -> None:
@@ -104,7 +106,9 @@ class AllFivesSingleSeatEnv(gymnasium.Env):
         self.reward_mode = reward
         self.episode = episode
         self.render_mode = render_mode
-        self.encoder = ObservationEncoder(self.rules)
+        if not isinstance(action_features, (bool, np.bool_)):
+            raise RulesError(f"action_features={action_features!r} is not allowed: choose True or False")
+        self.encoder = ObservationEncoder(self.rules, bool(action_features))
         self.observation_space = spaces.Box(self.encoder.low, self.encoder.high, dtype=np.float32)
         self.action_space = spaces.Discrete(self.encoder.num_actions)
         self.game: Optional[Game] = None

@@ -19,6 +19,8 @@ Schema (defaults in brackets)::
       episode: str            [game]       game | hand
       seat: int | null        [null]       the learner's seat; null = random each episode
       partner: str | null     [null]       agent spec for the partner seat (4-player partnership)
+      action_features: bool   [false]      add the per-placement features slice to the observation
+                                           (see allfives_env/encoding.py; slower env, faster learning)
     opponents: mapping        [{random: 1, greedy: 1}]
                                            agent spec -> mixture weight (or a list of specs, or a list
                                            of {agent: spec, weight: w}); drawn afresh every episode
@@ -28,6 +30,14 @@ Schema (defaults in brackets)::
       max_snapshots: int      [5]          keep the newest N snapshots in the mixture
       weight: float in [0,1)  [0.5]        share of the opponent draws that go to snapshots
                                            (split evenly between them); baselines share the rest
+    imitation:                             warm start: clone a teacher before PPO (training/imitation.py)
+      teacher: str | null     [null]       agent spec of the teacher (e.g. expert); null = no warm start
+      decisions: int >= 1     [200000]     teacher decisions recorded in the run's env and opponents
+      epochs: int >= 1        [8]
+      batch_size: int >= 1    [1024]
+      learning_rate: float    [0.001]
+      value: bool             [true]       also fit the critic to the recorded returns
+      processes: int >= 1     [2]          worker processes that play the teacher's games
     network:
       hidden: [int, ...]      [[64, 64]]   hidden layers of the actor and of the critic (separate nets)
       activation: str         [tanh]       tanh | relu | elu | leaky_relu | silu
@@ -86,9 +96,11 @@ DEFAULTS: dict[str, Any] = {
     "vec_env": "batched",
     "workers": 2,
     "rules": {},
-    "env": {"reward": "win", "episode": "game", "seat": None, "partner": None},
+    "env": {"reward": "win", "episode": "game", "seat": None, "partner": None, "action_features": False},
     "opponents": {"random": 1.0, "greedy": 1.0},
     "league": {"enabled": False, "snapshot_every": 100_000, "max_snapshots": 5, "weight": 0.5},
+    "imitation": {"teacher": None, "decisions": 200_000, "epochs": 8, "batch_size": 1024, "learning_rate": 1e-3,
+                  "value": True, "processes": 2},
     "network": {"hidden": [64, 64], "activation": "tanh"},
     "ppo": {
         "learning_rate": 3e-4, "n_steps": 128, "batch_size": 512, "n_epochs": 4, "gamma": 0.995,
@@ -171,10 +183,12 @@ SCHEMA: dict[str, Any] = {
     "workers": _int(1),
     "rules": None,  # checked by Rules.from_options
     "env": {"reward": _choice("win", "points"), "episode": _choice("game", "hand"), "seat": _optional(_int(0)),
-            "partner": _optional(_str)},
+            "partner": _optional(_str), "action_features": _bool},
     "opponents": None,  # checked below
     "league": {"enabled": _bool, "snapshot_every": _int(1), "max_snapshots": _int(1),
                "weight": _num(0.0, 1.0, hi_open=True)},
+    "imitation": {"teacher": _optional(_str), "decisions": _int(1), "epochs": _int(1), "batch_size": _int(1),
+                  "learning_rate": _num(0.0, lo_open=True), "value": _bool, "processes": _int(1)},
     "network": {"hidden": _hidden, "activation": _choice(*ACTIVATIONS)},
     "ppo": {
         "learning_rate": _num(0.0, lo_open=True), "n_steps": _int(1), "batch_size": _int(1), "n_epochs": _int(1),
@@ -298,6 +312,8 @@ def validate_config(raw: Optional[Mapping[str, Any]], source: str = "") -> dict[
                                                            cfg["evaluation"]["baselines"]]
     if cfg["env"]["partner"] is not None:
         specs.append(("env.partner", cfg["env"]["partner"]))
+    if cfg["imitation"]["teacher"] is not None:
+        specs.append(("imitation.teacher", cfg["imitation"]["teacher"]))
     for section, spec in specs:
         try:
             agent = make_agent(spec)

@@ -109,7 +109,7 @@ class Trainer:
         self.progress = cfg["output"]["progress"] if progress is None else progress
         e = cfg["env"]
         self.env_kwargs = {"rules": self.rules, "reward": e["reward"], "episode": e["episode"], "seat": e["seat"],
-                           "partner": e["partner"]}
+                           "partner": e["partner"], "action_features": e["action_features"]}
         lg = cfg["league"]
         state = resume[2] if resume else {}
         self.league = League(cfg["opponents"], lg["enabled"], lg["weight"], lg["max_snapshots"], self.run_dir,
@@ -169,6 +169,25 @@ class Trainer:
             self.model = MaskablePPO("MlpPolicy", self.vec_env, policy_kwargs=self._policy_kwargs(),
                                      seed=self.cfg["seed"], device="cpu", verbose=0, **ppo)
         self.model.set_logger(self._logger())
+
+    def imitate(self) -> dict:
+        """The warm start (config section ``imitation``): clone the teacher into the fresh model."""
+        from training.imitation import collect_demonstrations, imitate
+
+        im = self.cfg["imitation"]
+        specs, weights = self.league.mixture()
+        print(f"imitation: recording {im['decisions']:,} decisions of {im['teacher']} against "
+              f"{self.league.describe()} ({im['processes']} processes)", file=self.out, flush=True)
+        t0 = time.perf_counter()
+        demos = collect_demonstrations(self.env_kwargs, dict(zip(specs, weights)), im["teacher"], im["decisions"],
+                                       self.cfg["seed"], self.cfg["ppo"]["gamma"], im["processes"])
+        collect_seconds = time.perf_counter() - t0
+        print(f"imitation: {len(demos):,} decisions in {collect_seconds:.0f} s", file=self.out, flush=True)
+        stats = imitate(self.model.policy, demos, im["epochs"], im["batch_size"], im["learning_rate"], im["value"],
+                        seed=self.cfg["seed"], log=lambda text: print(text, file=self.out, flush=True))
+        stats["collect_seconds"] = collect_seconds
+        _atomic_write(self.run_dir / "imitation.json", json.dumps(stats, indent=1))
+        return stats
 
     # ------------------------------------------------------------------ between rollouts
     def _say(self, text: str) -> None:
@@ -290,6 +309,8 @@ class Trainer:
         print(f"{what}: MaskablePPO, {self.cfg['n_envs']} envs ({self.cfg['vec_env']}), net {self.cfg['network']['hidden']} "
               f"{self.cfg['network']['activation']}, {self.total_steps:,} steps; opponents {self.league.describe()}",
               file=self.out, flush=True)
+        if self.resume is None and self.cfg["imitation"]["teacher"] is not None:
+            self.imitate()
         self.callback = RunCallback(self, self.progress)
         remaining = self.total_steps - self.model.num_timesteps
         interrupted = False

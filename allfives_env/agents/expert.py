@@ -58,6 +58,11 @@ from .base import Agent, PlayerView
 from .basic import choose_best
 from .scoring import possible_tiles
 
+#: The kinds of placement in :meth:`ExpertAgent.features`: it wins the game, it empties the hand, other.
+WINS, DOMINO, NORMAL = 2, 1, 0
+#: The columns of a :meth:`ExpertAgent.features` row.
+FEATURE_NAMES = ("kind", "now", "pips", "double", "deny", "block", "mate", "follow", "fit", "shown", "p_lose")
+
 #: Default weights, tuned by coordinate search on duplicate 2-player matches against ``defensive``
 #: (see the module docstring for what each one rewards). All are in count points whatever
 #: ``score_unit`` is, except ``late_hand``, a number of tiles.
@@ -141,7 +146,45 @@ class ExpertAgent(Agent):
         return choose_best(view, lambda actions: self.evaluate(view, actions), self.rng)
 
     def evaluate(self, view: PlayerView, actions: list[int]) -> list[float]:
-        """The value of each placement in ``actions`` for ``view.seat`` (public information only)."""
+        """The value of each placement in ``actions`` for ``view.seat`` (public information only): the
+        weighted sum of its :meth:`features`."""
+        unit = view.rules.score_unit
+        context, rows = self.features(view, actions)
+        deny_w, pip_w, double_w = context
+        out: list[float] = []
+        for kind, now, pips, double, deny, block, mate, follow, fit, shown, _ in rows:
+            if kind == WINS:
+                out.append(1e9 + now)  # this play wins the game
+                continue
+            if kind == DOMINO:
+                out.append(1e6 + now)  # domino: the hand ends, nobody replies
+                continue
+            # the same additions, in the same order, as one expression per feature: decisions stay bit-exact
+            value = self.w_score * now * unit + pip_w * pips + (double_w if double else 0.0)
+            value -= deny_w * deny
+            value += self.w_block * block
+            value += self.w_partner * mate
+            if follow:
+                value += self.w_follow * follow * unit
+            value += self.w_mobility * min(fit, 3)
+            value += self.w_variety * shown
+            out.append(value)
+        return out
+
+    def features(self, view: PlayerView, actions: list[int]) -> tuple[tuple[float, float, float], list[tuple]]:
+        """The unweighted features of each placement in ``actions``, and the weights that depend on the
+        position (``deny_w``, ``pip_w``, ``double_w``: raised when the opponent nears the target, changed
+        late in the hand).
+
+        One row per action (see :data:`FEATURE_NAMES`): ``kind`` (:data:`WINS`, :data:`DOMINO` or
+        :data:`NORMAL`; the other features are 0 unless NORMAL, except ``now``), ``now`` (points scored),
+        ``pips``, ``double`` (0/1), ``deny`` (the opponent's expected best reply in count points,
+        ``w_target`` added for a reply that wins it the game), ``block`` (the chance it cannot follow, x2
+        when it may not draw: it passes), ``mate`` (the partner's expected reply, 0 unless ``w_partner``),
+        ``follow`` (our best points next turn on the ends left), ``fit`` (kept tiles fitting the new ends),
+        ``shown`` (distinct numbers kept), ``p_lose`` (the chance the opponent holds a reply that wins it
+        the game). Also what the ``features`` observation slice encodes, so a network can learn on top.
+        """
         game = view._game  # read for public facts (board, scores, voids, hand sizes) and our own hand
         rules = game.rules
         tiles = game.tiles
@@ -192,43 +235,41 @@ class ExpertAgent(Agent):
         double_w = 0.0 if late else self.w_double
         my_room = target - scores[my_side]
 
-        out: list[float] = []
+        rows: list[tuple] = []
         for action in actions:
             tile = action >> 2
             slot = action & 3
             count = board.count_after(tile, slot)
             now = points_for_count(seat, count, board.size == 0)
             if now and immediate and now >= my_room:
-                out.append(1e9 + now)  # this play wins the game
+                rows.append((WINS, now, pips[tile], is_double[tile], 0.0, 0.0, 0.0, 0, 0, 0, 0.0))
                 continue
             kept = hand & ~(1 << tile)
             if not kept:
-                out.append(1e6 + now)  # domino: the hand ends, nobody replies
+                rows.append((DOMINO, now, pips[tile], is_double[tile], 0.0, 0.0, 0.0, 0, 0, 0, 0.0))
                 continue
             after = board.copy()
             after.place(tile, slot)
-            value = self.w_score * now * unit + pip_w * pips[tile] + (double_w if is_double[tile] else 0.0)
 
             # the opponent's reply: expected best, and the chance it cannot follow at all
-            utils, fits = self._replies(after, opp_possible, nxt, opp_room if immediate else -1, unit,
-                                        points_for_count)
+            utils, fits, winning = self._replies(after, opp_possible, nxt, opp_room if immediate else -1, unit,
+                                                 points_for_count)
+            deny = 0.0
             if utils:
                 utils.sort(reverse=True)
-                expected = 0.0
                 for k, u in enumerate(utils):
-                    expected += u * (q_opp[k] - q_opp[k + 1])
-                value -= deny_w * expected
+                    deny += u * (q_opp[k] - q_opp[k + 1])
             p_block = q_opp[fits] if fits < len(q_opp) else 0.0
-            value += self.w_block * p_block * (1.0 if drawable else 2.0)
+            block = p_block * (1.0 if drawable else 2.0)
+            p_lose = 1.0 - q_opp[winning] if winning < len(q_opp) else 1.0
 
+            mate = 0.0
             if q_mate:
-                mutils, _ = self._replies(after, mate_possible, partner, -1, unit, points_for_count)
+                mutils, _, _ = self._replies(after, mate_possible, partner, -1, unit, points_for_count)
                 if mutils:
                     mutils.sort(reverse=True)
-                    expected = 0.0
                     for k, u in enumerate(mutils):
-                        expected += u * (q_mate[k] - q_mate[k + 1])
-                    value += self.w_partner * expected
+                        mate += u * (q_mate[k] - q_mate[k + 1])
 
             # our own next turn on the ends we leave: follow-up score, mobility, variety
             best_follow = 0
@@ -239,10 +280,7 @@ class ExpertAgent(Agent):
                 c = after.count_after(t, a & 3)
                 if c % 5 == 0 and c > best_follow:
                     best_follow = c
-            fit_count = fit.bit_count()
-            if best_follow:
-                value += self.w_follow * points_for_count(seat, best_follow) * unit
-            value += self.w_mobility * min(fit_count, 3)
+            follow = points_for_count(seat, best_follow) if best_follow else 0
             shown = 0
             m = kept
             while m:
@@ -250,16 +288,17 @@ class ExpertAgent(Agent):
                 t = lowbit.bit_length() - 1
                 shown |= (1 << low[t]) | (1 << high[t])
                 m ^= lowbit
-            value += self.w_variety * shown.bit_count()
-            out.append(value)
-        return out
+            rows.append((NORMAL, now, pips[tile], is_double[tile], deny, block, mate, follow, fit.bit_count(),
+                         shown.bit_count(), p_lose))
+        return (deny_w, pip_w, double_w), rows
 
     def _replies(self, after: Board, possible: int, seat: int, room: int, unit: int,
-                 points_for_count: Callable[[int, int], int]) -> tuple[list[float], int]:
+                 points_for_count: Callable[[int, int], int]) -> tuple[list[float], int, int]:
         """The scoring replies ``seat`` could make on ``after`` with a tile of ``possible``, one per
         tile (its best end), as utilities in count points: a reply worth ``room`` points or more (the
         points that seat's side still needs; -1: no such check) wins it the game and adds ``w_target``.
-        Also the number of possible tiles that fit any end at all (for the chance of a block)."""
+        Also the number of possible tiles that fit any end at all (for the chance of a block), and the
+        number whose reply wins the game."""
         best: dict[int, int] = {}
         fit = 0  # possible tiles that fit some end
         for a in after.placements(possible):
@@ -270,9 +309,12 @@ class ExpertAgent(Agent):
                 best[t] = c
         fits = fit.bit_count()
         utils: list[float] = []
+        winning = 0
         for t, c in best.items():
             p = points_for_count(seat, c)
             if p:
-                utils.append(p * unit + (self.w_target if 0 <= room <= p else 0.0))
-        return utils, fits
+                wins = 0 <= room <= p
+                winning += wins
+                utils.append(p * unit + (self.w_target if wins else 0.0))
+        return utils, fits, winning
 

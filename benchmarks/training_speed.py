@@ -1,0 +1,76 @@
+"""End-to-end training speed: env steps per second of MaskablePPO learning from a training config.
+
+Builds the run exactly as ``allfives train`` does (the config's vec env, workers, network and PPO
+settings; one torch thread per process) and times ``model.learn`` alone: rollouts, masks, and the PPO
+updates, without evaluations or checkpoints. The target in issue 4 is >= 3k env steps/s with the
+default config on the 2-core development machine.
+
+    python benchmarks/training_speed.py                                  # configs/default.yaml, 200k steps
+    python benchmarks/training_speed.py --config configs/ppo_2p.yaml --steps 100000
+    python benchmarks/training_speed.py --json benchmarks/results/training_speed.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+
+def measure(config: str, steps: int, overrides: list[str]) -> dict:
+    """Train ``steps`` env steps (rounded up to whole rollouts) after one warm-up rollout; time it."""
+    from training.config import load_config, rollout_size
+    from training.train import Trainer
+
+    cfg = load_config(config, overrides + ["imitation.teacher=null", "league.enabled=false",
+                                           "output.tensorboard=false", "output.progress=false"])
+    with tempfile.TemporaryDirectory() as tmp:
+        trainer = Trainer(cfg, Path(tmp), None, progress=False)
+        trainer.build()
+        model = trainer.model
+        rollout = rollout_size(cfg)
+        try:
+            model.learn(total_timesteps=rollout, reset_num_timesteps=False)  # warm-up: workers, first obs
+            start_steps = model.num_timesteps
+            t0 = time.perf_counter()
+            model.learn(total_timesteps=steps, reset_num_timesteps=False)
+            seconds = time.perf_counter() - t0
+            trained = model.num_timesteps - start_steps
+        finally:
+            trainer.vec_env.close()
+    return {
+        "config": config, "overrides": overrides, "n_envs": cfg["n_envs"], "vec_env": cfg["vec_env"],
+        "workers": cfg["workers"], "network": cfg["network"], "opponents": cfg["opponents"],
+        "action_features": cfg["env"]["action_features"], "steps": trained, "seconds": round(seconds, 2),
+        "steps_per_second": round(trained / seconds, 1),
+    }
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--config", default="configs/default.yaml")
+    p.add_argument("--steps", type=int, default=200_000, help="env steps to time (after a warm-up rollout)")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="config override, as for allfives train")
+    p.add_argument("--json", help="also write the result to this JSON file")
+    args = p.parse_args()
+    result = measure(args.config, args.steps, args.overrides)
+    result["machine"] = {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()}
+    print(f"{result['config']}: {result['steps']:,} env steps in {result['seconds']:.1f} s = "
+          f"{result['steps_per_second']:,.0f} env steps/s ({result['n_envs']} envs, {result['vec_env']}, "
+          f"{result['workers']} workers, net {result['network']['hidden']}, opponents {result['opponents']})")
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(result, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,179 @@
+"""Warm start by imitation: clone a teacher agent into the PPO network before reinforcement learning.
+
+Why: from random weights, MaskablePPO needs millions of steps just to learn what a placement scores and
+what it leaves the opponent, and on two cores it levels off well below the hand-written ``expert``. A
+policy that first imitates a strong teacher starts PPO at the teacher's level, and PPO then has only to
+find where the teacher is wrong (measured: see the README's training section).
+
+How (config section ``imitation``):
+
+1. :func:`collect_demonstrations` plays ``decisions`` learner decisions in the same single-seat env the
+   run trains on (same rules, reward, opponents mixture), the teacher choosing every learner action. It
+   records the observation, the action mask, the teacher's action, and the discounted return that
+   followed (with the run's ``ppo.gamma``, the quantity the PPO critic estimates). Games are split over
+   ``processes`` worker processes, each with its own seed, so a run is reproducible from its seed.
+2. :func:`imitate` trains the policy on them: masked cross-entropy for the actor (the teacher's move is
+   the label) and, with ``value: true``, mean-squared error for the critic, so PPO's first advantages are
+   not noise that would undo the cloned actor. 5% of the decisions are held out to report agreement.
+
+The run's first evaluation (``evaluation.at_start``) then measures the cloned policy before PPO moves it.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Optional, Sequence
+
+import numpy as np
+
+__all__ = ["Demonstrations", "collect_demonstrations", "imitate"]
+
+
+@dataclass
+class Demonstrations:
+    """Teacher decisions: observations (float16 to halve the memory), masks, actions, returns."""
+
+    obs: np.ndarray
+    masks: np.ndarray
+    actions: np.ndarray
+    returns: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.actions)
+
+    @staticmethod
+    def concatenate(parts: Sequence["Demonstrations"]) -> "Demonstrations":
+        return Demonstrations(*(np.concatenate([getattr(p, f) for p in parts]) for f in
+                                ("obs", "masks", "actions", "returns")))
+
+
+def _collect_part(env_kwargs: Mapping[str, Any], opponents: Sequence[str], weights: Sequence[float], teacher: str,
+                  decisions: int, seed: int, gamma: float) -> Demonstrations:
+    """One worker's share: whole games until ``decisions`` learner decisions are recorded."""
+    import allfives_env.policy  # noqa: F401  (registers "ppo", which opponents may name)
+    from allfives_env.agents.base import OracleView, PlayerView
+    from allfives_env.agents.registry import make_agent
+    from allfives_env.single_seat import AllFivesSingleSeatEnv
+
+    env = AllFivesSingleSeatEnv(opponents=list(opponents), opponent_weights=list(weights), **env_kwargs)
+    agent = make_agent(teacher)
+    view_type = OracleView if agent.uses_hidden_information else PlayerView
+    size, n_actions = env.observation_space.shape[0], env.action_space.n
+    obs = np.zeros((decisions, size), dtype=np.float16)
+    masks = np.zeros((decisions, n_actions), dtype=bool)
+    actions = np.zeros(decisions, dtype=np.int64)
+    returns = np.zeros(decisions, dtype=np.float32)
+    rng = np.random.default_rng(seed)
+    i = 0
+    while i < decisions:
+        o, _ = env.reset(seed=int(rng.integers(2**31 - 1)))
+        agent.reset(int(rng.integers(2**31 - 1)))
+        start = i
+        rewards: list[float] = []
+        done = False
+        while not done and i < decisions:
+            mask = env.action_masks()
+            action = agent.act(view_type(env.game, env.seat))
+            obs[i], masks[i], actions[i] = o, mask, action
+            o, reward, terminated, truncated, _ = env.step(action)
+            rewards.append(float(reward))
+            done = terminated or truncated
+            i += 1
+        g = 0.0
+        for k in range(len(rewards) - 1, -1, -1):  # a game cut off by the budget bootstraps from 0
+            g = rewards[k] + gamma * g
+            returns[start + k] = g
+    return Demonstrations(obs, masks, actions, returns)
+
+
+def _collect_star(args: tuple) -> Demonstrations:
+    return _collect_part(*args)
+
+
+def collect_demonstrations(env_kwargs: Mapping[str, Any], opponents: Mapping[str, float], teacher: str,
+                           decisions: int, seed: int, gamma: float, processes: int = 1,
+                           start_method: Optional[str] = None) -> Demonstrations:
+    """``decisions`` teacher decisions in ``AllFivesSingleSeatEnv(**env_kwargs)`` against ``opponents``
+    (spec -> weight), over ``processes`` worker processes (deterministic for a given ``seed``)."""
+    specs, weights = list(opponents), [float(w) for w in opponents.values()]
+    processes = max(1, min(int(processes), int(decisions)))
+    shares = [decisions // processes + (1 if k < decisions % processes else 0) for k in range(processes)]
+    seeds = np.random.SeedSequence(seed).generate_state(processes)
+    jobs = [(dict(env_kwargs), specs, weights, teacher, n, int(s), float(gamma)) for n, s in zip(shares, seeds)]
+    if processes == 1:
+        return _collect_part(*jobs[0])
+    from training.vec_env import _start_method
+
+    with mp.get_context(_start_method(start_method)).Pool(processes) as pool:
+        parts = pool.map(_collect_star, jobs)
+    return Demonstrations.concatenate(parts)
+
+
+def imitate(policy: Any, demos: Demonstrations, epochs: int, batch_size: int, learning_rate: float,
+            value: bool = True, seed: int = 0, holdout: float = 0.05,
+            log: Optional[Callable[[str], None]] = None) -> dict[str, float]:
+    """Train an SB3 ``MaskableActorCriticPolicy`` on ``demos``; returns the held-out agreement and losses.
+
+    The actor learns the teacher's action by masked cross-entropy; with ``value`` the critic regresses
+    the recorded returns. Adam over all the policy's parameters; the PPO optimizer is left untouched.
+    """
+    import torch
+
+    n = len(demos)
+    if n < 2:
+        raise ValueError(f"imitation needs at least 2 demonstrations, got {n}")
+    gen = np.random.default_rng(seed)
+    order = gen.permutation(n)
+    n_test = max(1, int(n * holdout))
+    test, train = order[:n_test], order[n_test:]
+    device = policy.device
+    optimizer = torch.optim.Adam(policy.parameters(), lr=learning_rate)
+    policy.set_training_mode(True)
+
+    def batch(idx: np.ndarray) -> tuple:
+        idx = np.sort(idx)  # sorted rows read faster from the big arrays
+        return (torch.as_tensor(demos.obs[idx], dtype=torch.float32, device=device),
+                torch.as_tensor(demos.masks[idx], device=device),
+                torch.as_tensor(demos.actions[idx], device=device),
+                torch.as_tensor(demos.returns[idx], device=device))
+
+    def losses(obs: Any, masks: Any, actions: Any, returns: Any) -> tuple:
+        features = policy.extract_features(obs)
+        latent_pi, latent_vf = policy.mlp_extractor(features)
+        logits = policy.action_net(latent_pi).masked_fill(~masks, -1e8)
+        pi_loss = torch.nn.functional.cross_entropy(logits, actions)
+        v_loss = torch.nn.functional.mse_loss(policy.value_net(latent_vf).squeeze(-1), returns)
+        return logits, pi_loss, v_loss
+
+    stats: dict[str, float] = {}
+    t0 = time.perf_counter()
+    for epoch in range(1, epochs + 1):
+        gen.shuffle(train)
+        total = 0.0
+        for start in range(0, len(train), batch_size):
+            _, pi_loss, v_loss = losses(*batch(train[start:start + batch_size]))
+            loss = pi_loss + (0.5 * v_loss if value else 0.0)
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(policy.parameters(), 1.0)
+            optimizer.step()
+            total += pi_loss.item() * min(batch_size, len(train) - start)
+        with torch.no_grad():
+            agree, pi_test, v_test = 0, 0.0, 0.0
+            for start in range(0, n_test, 4096):
+                obs, masks, actions, returns = batch(test[start:start + 4096])
+                logits, pi_loss, v_loss = losses(obs, masks, actions, returns)
+                agree += int((logits.argmax(-1) == actions).sum())
+                pi_test += float(pi_loss) * len(actions)
+                v_test += float(v_loss) * len(actions)
+        stats = {"epoch": epoch, "train_loss": total / len(train), "test_loss": pi_test / n_test,
+                 "test_agreement": agree / n_test, "test_value_mse": v_test / n_test,
+                 "seconds": time.perf_counter() - t0}
+        if log is not None:
+            log(f"imitation epoch {epoch}/{epochs}: loss {stats['train_loss']:.3f}, held-out agreement "
+                f"{stats['test_agreement']:.1%}, value mse {stats['test_value_mse']:.4f} "
+                f"({stats['seconds']:.0f} s)")
+    policy.set_training_mode(False)
+    return stats
