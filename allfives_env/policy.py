@@ -112,12 +112,17 @@ class NumpyPolicy:
     """
 
     def __init__(self, header: dict[str, Any], layers: Sequence[tuple[np.ndarray, np.ndarray]],
-                 action: tuple[np.ndarray, np.ndarray], path: Optional[str] = None) -> None:
+                 action: tuple[np.ndarray, np.ndarray], path: Optional[str] = None,
+                 scorer: Sequence[tuple[np.ndarray, np.ndarray]] = ()) -> None:
         self.header = header
         self.path = path
         self.layers = [(np.ascontiguousarray(w, np.float32), np.ascontiguousarray(b, np.float32)) for w, b in layers]
         self.action = (np.ascontiguousarray(action[0], np.float32), np.ascontiguousarray(action[1], np.float32))
-        for w, b in self.layers + [self.action]:  # shared between agents through the cache: never written
+        self.scorer = [(np.ascontiguousarray(w, np.float32), np.ascontiguousarray(b, np.float32)) for w, b in scorer]
+        self._scorer_wt = [w.T for w, _ in self.scorer]
+        spec = header.get("action_scorer") or {}
+        self._rows = (int(spec.get("offset", 0)), int(spec.get("placements", 0)), int(spec.get("features", 0)))
+        for w, b in self.layers + [self.action] + self.scorer:  # shared between agents through the cache: never written
             w.setflags(write=False)
             b.setflags(write=False)
         self._wt = [w.T for w, _ in self.layers]  # (in, out) views for x @ W^T
@@ -142,9 +147,27 @@ class NumpyPolicy:
                 f"observation has {x.shape[-1]} entries, the policy {self.path or ''} expects {self.obs_size}"
             )
         act, params = self._act, self._act_params
+        h = x
         for wt, (_, b) in zip(self._wt, self.layers):
-            x = act(x @ wt + b, params)
-        return x @ self._action_wt + self.action[1]
+            h = act(h @ wt + b, params)
+        if self.scorer:  # training.scorer_policy: one shared scorer per placement row, then the head reads both
+            h = np.concatenate([h, self._action_scores(x)], axis=-1)
+        return h @ self._action_wt + self.action[1]
+
+    def _action_scores(self, x: np.ndarray) -> np.ndarray:
+        offset, placements, width = self._rows
+        rows = x[..., offset:offset + placements * width].reshape(x.shape[:-1] + (placements, width))
+        act, params = self._act, self._act_params
+        last = len(self.scorer) - 1
+        for i, (wt, (_, b)) in enumerate(zip(self._scorer_wt, self.scorer)):
+            rows = rows @ wt + b
+            if i < last:
+                rows = act(rows, params)
+        scores = rows[..., 0]
+        pad = self.num_actions - placements
+        if pad:
+            scores = np.concatenate([scores, np.zeros(scores.shape[:-1] + (pad,), np.float32)], axis=-1)
+        return scores
 
     def predict(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """The highest-logit legal action of each observation (``mask``: nonzero = legal)."""
@@ -247,18 +270,24 @@ def load_policy(path: PathLike, rules: Union[Rules, Mapping[str, Any], None] = N
         arrays, where = _open_npz(where)
         header = _parse_header(arrays, where)
         hidden = [int(h) for h in header["hidden"]]
+        scorer = header.get("action_scorer")
+        n_actions = int(header["num_actions"])
         try:
             layers = [(arrays[f"hidden_{i}_weight"], arrays[f"hidden_{i}_bias"]) for i in range(len(hidden))]
             action = (arrays["action_weight"], arrays["action_bias"])
+            scorer_layers = [] if scorer is None else [
+                (arrays[f"scorer_{i}_weight"], arrays[f"scorer_{i}_bias"]) for i in range(len(scorer["hidden"]) + 1)]
         except KeyError as exc:
             raise PolicyError(f"{where}: missing weight array {exc.args[0]!r}") from None
-        fan_in = int(header["obs_size"])
-        for i, ((w, b), size) in enumerate(zip(layers + [action], hidden + [int(header["num_actions"])])):
-            if w.shape != (size, fan_in) or b.shape != (size,) or not np.issubdtype(w.dtype, np.floating):
-                raise PolicyError(f"{where}: layer {i} has weights {w.shape} and bias {b.shape}, the header says "
-                                  f"{(size, fan_in)} and {(size,)}")
-            fan_in = size
-        policy = NumpyPolicy(header, layers, action, path=where)
+        except (TypeError, AttributeError):
+            raise PolicyError(f"{where}: the header's action_scorer is malformed: {scorer!r}") from None
+        # the action head reads the last hidden layer, then one score per action when there is a scorer
+        _check_shapes(where, "layer", layers + [action], hidden + [n_actions], int(header["obs_size"]),
+                      extra_last=0 if scorer is None else n_actions)
+        if scorer is not None:
+            _check_shapes(where, "scorer layer", scorer_layers, [int(h) for h in scorer["hidden"]] + [1],
+                          int(scorer["features"]))
+        policy = NumpyPolicy(header, layers, action, path=where, scorer=scorer_layers)
         if key is not None:
             if len(_CACHE) >= _CACHE_SIZE:
                 del _CACHE[next(iter(_CACHE))]  # the oldest
@@ -266,6 +295,19 @@ def load_policy(path: PathLike, rules: Union[Rules, Mapping[str, Any], None] = N
     if rules is not None:
         policy.check_rules(rules)
     return policy
+
+
+def _check_shapes(where: str, what: str, layers: Sequence[tuple[np.ndarray, np.ndarray]], sizes: Sequence[int],
+                  fan_in: int, extra_last: int = 0) -> None:
+    """Refuse weights whose shapes do not chain from ``fan_in`` through ``sizes`` (the last layer reads
+    ``extra_last`` more inputs)."""
+    for i, ((w, b), size) in enumerate(zip(layers, sizes)):
+        if i == len(layers) - 1:
+            fan_in += extra_last
+        if w.shape != (size, fan_in) or b.shape != (size,) or not np.issubdtype(w.dtype, np.floating):
+            raise PolicyError(f"{where}: {what} {i} has weights {w.shape} and bias {b.shape}, the header says "
+                              f"{(size, fan_in)} and {(size,)}")
+        fan_in = size
 
 
 def _actor_layers(policy: Any) -> tuple[list[tuple[np.ndarray, np.ndarray]], tuple[np.ndarray, np.ndarray], str, dict]:
@@ -280,10 +322,24 @@ def _actor_layers(policy: Any) -> tuple[list[tuple[np.ndarray, np.ndarray]], tup
     if declared is None:
         raise PolicyError(f"activation {activation_fn!r} cannot be exported; use one of "
                           f"{sorted(n for n in _TORCH_ACTIVATIONS)} in policy_kwargs['activation_fn']")
+    layers, params = _linear_stack(policy.mlp_extractor.policy_net, declared, activation_fn, "policy_net", False)
+    head = policy.action_net
+    if not isinstance(head, nn.Linear):
+        raise PolicyError(f"action_net must be a Linear layer for a Discrete action space, got {head!r}")
+    action = (head.weight.detach().cpu().numpy().astype(np.float32), head.bias.detach().cpu().numpy().astype(np.float32))
+    return layers, action, declared, params
+
+
+def _linear_stack(modules: Any, declared: str, activation_fn: Any, what: str,
+                  ends_linear: bool) -> tuple[list[tuple[np.ndarray, np.ndarray]], dict[str, float]]:
+    """The (weight, bias) arrays of a torch ``Linear, activation, Linear, ...`` sequence, checking that every
+    activation is the declared one; it ends with an activation, or with a Linear when ``ends_linear``."""
+    import torch.nn as nn
+
     layers: list[tuple[np.ndarray, np.ndarray]] = []
     params: dict[str, float] = {}
     expect_linear = True
-    for module in policy.mlp_extractor.policy_net:
+    for module in modules:
         name = type(module).__name__
         if isinstance(module, nn.Linear) and expect_linear:
             layers.append((module.weight.detach().cpu().numpy().astype(np.float32),
@@ -292,18 +348,28 @@ def _actor_layers(policy: Any) -> tuple[list[tuple[np.ndarray, np.ndarray]], tup
         elif name in _TORCH_ACTIVATIONS and not expect_linear:
             ours, attrs = _TORCH_ACTIVATIONS[name]
             if ours != declared:
-                raise PolicyError(f"policy_net uses {name} but policy_kwargs declares {activation_fn.__name__}")
+                raise PolicyError(f"{what} uses {name} but policy_kwargs declares {activation_fn.__name__}")
             params = {a: float(getattr(module, a)) for a in attrs}
             expect_linear = True
         else:
-            raise PolicyError(f"cannot export policy_net: unexpected module {module!r} (Linear/activation pairs only)")
-    if not expect_linear:
-        raise PolicyError("cannot export policy_net: it ends with a Linear layer without an activation")
-    head = policy.action_net
-    if not isinstance(head, nn.Linear):
-        raise PolicyError(f"action_net must be a Linear layer for a Discrete action space, got {head!r}")
-    action = (head.weight.detach().cpu().numpy().astype(np.float32), head.bias.detach().cpu().numpy().astype(np.float32))
-    return layers, action, declared, params
+            raise PolicyError(f"cannot export {what}: unexpected module {module!r} (Linear/activation pairs only)")
+    if expect_linear == ends_linear:
+        ending = "a Linear layer" if ends_linear else "an activation"
+        raise PolicyError(f"cannot export {what}: it must end with {ending}")
+    return layers, params
+
+
+def _scorer_layers(policy: Any, declared: str) -> tuple[Optional[dict[str, Any]], list[tuple[np.ndarray, np.ndarray]]]:
+    """The per-placement action scorer of ``training.scorer_policy`` (None, [] for a plain MlpPolicy)."""
+    extractor = policy.mlp_extractor
+    scorer = getattr(extractor, "scorer", None)
+    if scorer is None:
+        return None, []
+    layers, _ = _linear_stack(scorer, declared, policy.activation_fn, "the action scorer", True)
+    offset, placements, features = extractor.rows
+    spec = {"offset": int(offset), "placements": int(placements), "features": int(features),
+            "hidden": [int(b.shape[0]) for _, b in layers[:-1]]}
+    return spec, layers
 
 
 def export_policy(model: Any, path: PathLike, rules: Union[Rules, Mapping[str, Any]],
@@ -328,10 +394,11 @@ def export_policy(model: Any, path: PathLike, rules: Union[Rules, Mapping[str, A
     if obs_shape != (enc.size,) or n_actions != enc.num_actions:
         raise PolicyError(f"the model's spaces (observation {obs_shape}, {n_actions} actions) do not match the "
                           f"rules (observation ({enc.size},), {enc.num_actions} actions)")
+    scorer, scorer_layers = _scorer_layers(policy, activation)
     header = {
         "format": POLICY_FORMAT, "version": POLICY_VERSION, "obs_layout_version": OBS_LAYOUT_VERSION,
         "obs_size": enc.size, "num_actions": enc.num_actions, "action_features": enc.action_features,
-        "rules": r.to_dict(),
+        "action_scorer": scorer, "rules": r.to_dict(),
         "activation": activation, "activation_params": params, "hidden": [int(b.shape[0]) for _, b in layers],
         "algorithm": type(model).__name__ if model is not policy else None,
         "metadata": dict(metadata or {}),
@@ -340,6 +407,8 @@ def export_policy(model: Any, path: PathLike, rules: Union[Rules, Mapping[str, A
     for i, (w, b) in enumerate(layers):
         arrays[f"hidden_{i}_weight"], arrays[f"hidden_{i}_bias"] = w, b
     arrays["action_weight"], arrays["action_bias"] = action
+    for i, (w, b) in enumerate(scorer_layers):
+        arrays[f"scorer_{i}_weight"], arrays[f"scorer_{i}_bias"] = w, b
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     buf = io.BytesIO()

@@ -41,6 +41,9 @@ Schema (defaults in brackets)::
     network:
       hidden: [int, ...]      [[64, 64]]   hidden layers of the actor and of the critic (separate nets)
       activation: str         [tanh]       tanh | relu | elu | leaky_relu | silu
+      action_scorer: [int, ...] | null [null]  hidden layers of a scorer shared by every placement's
+                                           feature row (training/scorer_policy.py); needs
+                                           env.action_features: true; [] = a linear scorer
     ppo:                                   sb3-contrib MaskablePPO hyper-parameters
       learning_rate: float    [0.0003]
       n_steps: int            [128]        steps per env per rollout (rollout = n_envs x n_steps)
@@ -101,7 +104,7 @@ DEFAULTS: dict[str, Any] = {
     "league": {"enabled": False, "snapshot_every": 100_000, "max_snapshots": 5, "weight": 0.5},
     "imitation": {"teacher": None, "decisions": 200_000, "epochs": 8, "batch_size": 1024, "learning_rate": 1e-3,
                   "value": True, "processes": 2},
-    "network": {"hidden": [64, 64], "activation": "tanh"},
+    "network": {"hidden": [64, 64], "activation": "tanh", "action_scorer": None},
     "ppo": {
         "learning_rate": 3e-4, "n_steps": 128, "batch_size": 512, "n_epochs": 4, "gamma": 0.995,
         "gae_lambda": 0.95, "clip_range": 0.2, "ent_coef": 0.01, "vf_coef": 0.5, "max_grad_norm": 0.5,
@@ -173,6 +176,11 @@ def _hidden(v: Any) -> Optional[str]:
     return None if ok else "a non-empty list of positive integers, e.g. [64, 64]"
 
 
+def _sizes(v: Any) -> Optional[str]:
+    ok = isinstance(v, list) and all(_is_int(h) and h >= 1 for h in v)
+    return None if ok else "a list of positive integers (may be empty), e.g. [32]"
+
+
 def _specs(v: Any) -> Optional[str]:
     ok = isinstance(v, list) and len(v) >= 1 and all(isinstance(s, str) and s.strip() for s in v)
     return None if ok else "a non-empty list of agent specs, e.g. [random, greedy, expert]"
@@ -189,7 +197,7 @@ SCHEMA: dict[str, Any] = {
                "weight": _num(0.0, 1.0, hi_open=True)},
     "imitation": {"teacher": _optional(_str), "decisions": _int(1), "epochs": _int(1), "batch_size": _int(1),
                   "learning_rate": _num(0.0, lo_open=True), "value": _bool, "processes": _int(1)},
-    "network": {"hidden": _hidden, "activation": _choice(*ACTIVATIONS)},
+    "network": {"hidden": _hidden, "activation": _choice(*ACTIVATIONS), "action_scorer": _optional(_sizes)},
     "ppo": {
         "learning_rate": _num(0.0, lo_open=True), "n_steps": _int(1), "batch_size": _int(1), "n_epochs": _int(1),
         "gamma": _num(0.0, 1.0), "gae_lambda": _num(0.0, 1.0), "clip_range": _num(0.0, lo_open=True),
@@ -305,6 +313,9 @@ def validate_config(raw: Optional[Mapping[str, Any]], source: str = "") -> dict[
     if seat is not None and seat >= rules.num_players:
         raise ConfigError(f"{where}env.seat: must be null or 0..{rules.num_players - 1} for "
                           f"{rules.num_players} players, got {seat}")
+    if cfg["network"]["action_scorer"] is not None and not cfg["env"]["action_features"]:
+        raise ConfigError(f"{where}network.action_scorer: scores the placements' feature rows, so it needs "
+                          f"env.action_features: true (or action_scorer: null), got {cfg['network']['action_scorer']!r}")
     if cfg["env"]["partner"] is not None and not rules.partnership:
         raise ConfigError(f"{where}env.partner: only a partnership game has a partner seat "
                           f"(rules.num_players: 4), got partner {cfg['env']['partner']!r}")

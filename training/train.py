@@ -134,8 +134,25 @@ class Trainer:
 
         acts = {"tanh": nn.Tanh, "relu": nn.ReLU, "elu": nn.ELU, "leaky_relu": nn.LeakyReLU, "silu": nn.SiLU}
         net = self.cfg["network"]
-        return {"net_arch": {"pi": list(net["hidden"]), "vf": list(net["hidden"])},
-                "activation_fn": acts[net["activation"]]}
+        kwargs = {"net_arch": {"pi": list(net["hidden"]), "vf": list(net["hidden"])},
+                  "activation_fn": acts[net["activation"]]}
+        if net["action_scorer"] is not None:
+            from allfives_env.encoding import ACTION_FEATURES, ObservationEncoder
+
+            from training.scorer_policy import scorer_spec
+
+            enc = ObservationEncoder(self.rules, action_features=True)
+            kwargs["action_scorer"] = scorer_spec(enc.slices["features"].start, 4 * enc.T, len(ACTION_FEATURES),
+                                                  net["action_scorer"])
+        return kwargs
+
+    def _policy_class(self) -> Any:
+        """``MlpPolicy``, or the policy with a shared placement scorer (``network.action_scorer``)."""
+        if self.cfg["network"]["action_scorer"] is None:
+            return "MlpPolicy"
+        from training.scorer_policy import ScoredMaskablePolicy
+
+        return ScoredMaskablePolicy
 
     def _make_vec_env(self) -> Any:
         import functools
@@ -166,7 +183,7 @@ class Trainer:
             self.model = MaskablePPO.load(model_path, env=self.vec_env, device="cpu")
             self.model.set_random_seed((self.cfg["seed"] * 1_000_003 + step) % 2**31)
         else:
-            self.model = MaskablePPO("MlpPolicy", self.vec_env, policy_kwargs=self._policy_kwargs(),
+            self.model = MaskablePPO(self._policy_class(), self.vec_env, policy_kwargs=self._policy_kwargs(),
                                      seed=self.cfg["seed"], device="cpu", verbose=0, **ppo)
         self.model.set_logger(self._logger())
 

@@ -1,0 +1,78 @@
+"""The trained policy shipped in the package: it loads by name with numpy alone and plays legal, hidden-blind
+moves; it refuses games it was not trained for. (Its strength is a benchmark: README, "Training".)"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from allfives_env.agents import PlayerView, agent_names, make_agent
+from allfives_env.agents.search import sample_hidden
+from allfives_env.core import Game, Rules
+from allfives_env.match import play_game
+from allfives_env.policy import (
+    SHIPPED_POLICIES, PolicyError, ShippedPolicyAgent, read_policy_header, shipped_policy_path,
+)
+
+
+def test_registered_by_name_with_a_short_spec() -> None:
+    assert "ppo-2p" in agent_names() and set(SHIPPED_POLICIES) == {"ppo-2p"}
+    agent = make_agent("ppo-2p", seed=0)
+    assert isinstance(agent, ShippedPolicyAgent) and agent.spec() == "ppo-2p"
+    assert make_agent("ppo-2p:sample=true").spec() == "ppo-2p:sample=true"
+    with pytest.raises(ValueError, match="takes no parameter 'path'"):
+        make_agent("ppo-2p:path=x.npz")
+    with pytest.raises(PolicyError, match="no shipped policy 'ppo-9p'"):
+        shipped_policy_path("ppo-9p")
+
+
+def test_the_file_says_how_it_was_made() -> None:
+    header = read_policy_header(shipped_policy_path("ppo-2p"))
+    assert header["rules"]["num_players"] == 2 and header["action_features"] is True
+    meta = header["metadata"]
+    assert meta["config"]["name"] == "ppo_2p" and meta["step"] > 0
+
+
+def test_plays_whole_games_legally_against_the_ladder() -> None:
+    rules = Rules(num_players=2)
+    for seed, other in enumerate(["random", "greedy", "expert"]):
+        result = play_game(rules, [make_agent("ppo-2p", seed=0), make_agent(other, seed=1)], seed=seed)
+        assert result.winner in (0, 1, None) and result.decisions[0] > 0
+
+
+def test_moves_depend_only_on_what_the_seat_sees() -> None:
+    rules = Rules(num_players=2)
+    rng = np.random.default_rng(5)
+    game = Game(rules, 5)
+    agent = make_agent("ppo-2p", seed=0)
+    checked = 0
+    while checked < 10 and not game.over:
+        seat = game.current
+        other = game.clone()
+        hands, boneyard = sample_hidden(PlayerView(game, seat), np.random.default_rng(checked))
+        for s, mask in hands.items():
+            other.hands[s] = mask
+        other._stock = list(reversed(boneyard))
+        a, b = agent.act(PlayerView(game, seat)), agent.act(PlayerView(other, seat))
+        assert a == b and a in game.legal
+        checked += 1
+        game.step(game.legal[int(rng.integers(len(game.legal)))])
+
+
+def test_refuses_other_player_counts_clearly() -> None:
+    agents = [make_agent("ppo-2p"), make_agent("random"), make_agent("random")]
+    with pytest.raises(PolicyError, match="trained for num_players=2, but this game has num_players=3"):
+        play_game(Rules(num_players=3), agents, seed=0)
+
+
+def test_plays_without_torch() -> None:
+    code = ("import sys; sys.modules['torch'] = None\n"
+            "from allfives_env.agents import make_agent\nfrom allfives_env.core import Rules\n"
+            "from allfives_env.match import play_game\n"
+            "r = play_game(Rules(num_players=2), [make_agent('ppo-2p'), make_agent('greedy')], seed=1)\n"
+            "print('ok', r.winner)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.startswith("ok"), out.stderr
