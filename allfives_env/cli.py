@@ -177,6 +177,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     lay = sub.add_parser("layout", help="print the observation layout for some rules")
     lay.add_argument("--players", type=int, default=2)
     lay.add_argument("--rule", type=_parse_rule, action="append", default=[], metavar="KEY=VALUE")
+    lay.add_argument("--action-features", action="store_true", help="with the per-placement features slice")
     ev = sub.add_parser("evaluate", help="a duplicate-deal match-up: win rate and points per hand with 95%% CIs",
                         description="Play the same deals with the agents in every seat order and report the first "
                                     "agent's results. One agent per side, or two for 'the first against a field of "
@@ -214,7 +215,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             if args.show:
                 print(render_text(game, 0))
         elif args.command == "layout":
-            print(observation_table(Rules.from_options(dict(args.rule), num_players=args.players)))
+            print(observation_table(Rules.from_options(dict(args.rule), num_players=args.players),
+                                    action_features=args.action_features))
         elif args.command == "train":
             return run_train(args)
         else:
