@@ -54,7 +54,7 @@ PathLike = Union[str, "os.PathLike[str]"]
 __all__ = [
     "NumpyPolicy", "OBSERVATION_RULES", "POLICY_FORMAT", "POLICY_VERSION", "PolicyAgent", "PolicyError",
     "SHIPPED_POLICIES", "ShippedPolicyAgent", "export_policy", "load_policy", "read_policy_header",
-    "shipped_policy_path",
+    "shipped_policy_path", "torch_linear_stack", "write_policy_file",
 ]
 
 
@@ -322,7 +322,7 @@ def _actor_layers(policy: Any) -> tuple[list[tuple[np.ndarray, np.ndarray]], tup
     if declared is None:
         raise PolicyError(f"activation {activation_fn!r} cannot be exported; use one of "
                           f"{sorted(n for n in _TORCH_ACTIVATIONS)} in policy_kwargs['activation_fn']")
-    layers, params = _linear_stack(policy.mlp_extractor.policy_net, declared, activation_fn, "policy_net", False)
+    layers, params = torch_linear_stack(policy.mlp_extractor.policy_net, declared, activation_fn, "policy_net", False)
     head = policy.action_net
     if not isinstance(head, nn.Linear):
         raise PolicyError(f"action_net must be a Linear layer for a Discrete action space, got {head!r}")
@@ -330,8 +330,8 @@ def _actor_layers(policy: Any) -> tuple[list[tuple[np.ndarray, np.ndarray]], tup
     return layers, action, declared, params
 
 
-def _linear_stack(modules: Any, declared: str, activation_fn: Any, what: str,
-                  ends_linear: bool) -> tuple[list[tuple[np.ndarray, np.ndarray]], dict[str, float]]:
+def torch_linear_stack(modules: Any, declared: str, activation_fn: Any, what: str,
+                       ends_linear: bool) -> tuple[list[tuple[np.ndarray, np.ndarray]], dict[str, float]]:
     """The (weight, bias) arrays of a torch ``Linear, activation, Linear, ...`` sequence, checking that every
     activation is the declared one; it ends with an activation, or with a Linear when ``ends_linear``."""
     import torch.nn as nn
@@ -365,7 +365,7 @@ def _scorer_layers(policy: Any, declared: str) -> tuple[Optional[dict[str, Any]]
     scorer = getattr(extractor, "scorer", None)
     if scorer is None:
         return None, []
-    layers, _ = _linear_stack(scorer, declared, policy.activation_fn, "the action scorer", True)
+    layers, _ = torch_linear_stack(scorer, declared, policy.activation_fn, "the action scorer", True)
     offset, placements, features = extractor.rows
     spec = {"offset": int(offset), "placements": int(placements), "features": int(features),
             "hidden": [int(b.shape[0]) for _, b in layers[:-1]]}
@@ -382,26 +382,44 @@ def export_policy(model: Any, path: PathLike, rules: Union[Rules, Mapping[str, A
     features is read off its observation size and recorded in the header.
     """
     policy = getattr(model, "policy", model)
-    r = rules if isinstance(rules, Rules) else Rules.from_options(dict(rules))
     layers, action, activation, params = _actor_layers(policy)
     obs_shape = tuple(getattr(policy.observation_space, "shape", ()) or ())
     n_actions = int(getattr(policy.action_space, "n", action[0].shape[0]))
-    enc = ObservationEncoder(r)
-    if obs_shape != (enc.size,):  # trained with the action features (or for other rules: refused below)
-        with_features = ObservationEncoder(r, action_features=True)
-        if obs_shape == (with_features.size,):
-            enc = with_features
-    if obs_shape != (enc.size,) or n_actions != enc.num_actions:
-        raise PolicyError(f"the model's spaces (observation {obs_shape}, {n_actions} actions) do not match the "
-                          f"rules (observation ({enc.size},), {enc.num_actions} actions)")
     scorer, scorer_layers = _scorer_layers(policy, activation)
+    return write_policy_file(path, rules, layers, action, activation, params, obs_shape, n_actions, metadata,
+                             algorithm=type(model).__name__ if model is not policy else None, scorer=scorer,
+                             scorer_layers=scorer_layers)
+
+
+def write_policy_file(path: PathLike, rules: Union[Rules, Mapping[str, Any]],
+                      layers: Sequence[tuple[np.ndarray, np.ndarray]], action: tuple[np.ndarray, np.ndarray],
+                      activation: str, activation_params: Mapping[str, float], obs_shape: tuple,
+                      n_actions: int, metadata: Optional[Mapping[str, Any]] = None, algorithm: Optional[str] = None,
+                      scorer: Optional[Mapping[str, Any]] = None,
+                      scorer_layers: Sequence[tuple[np.ndarray, np.ndarray]] = ()) -> Path:
+    """Write an actor given as arrays (``(out, in)`` float32 weights, as in torch) to a policy file.
+
+    The common end of every exporter (stable-baselines3 here, RLlib in ``training/rllib``): checks the
+    model's observation shape and action count against ``rules`` (with or without the action features),
+    builds the header and writes the ``.npz`` atomically.
+    """
+    if activation not in ACTIVATIONS:
+        raise PolicyError(f"unknown activation {activation!r}; known: {sorted(ACTIVATIONS)}")
+    r = rules if isinstance(rules, Rules) else Rules.from_options(dict(rules))
+    enc = ObservationEncoder(r)
+    if tuple(obs_shape) != (enc.size,):  # trained with the action features (or for other rules: refused below)
+        with_features = ObservationEncoder(r, action_features=True)
+        if tuple(obs_shape) == (with_features.size,):
+            enc = with_features
+    if tuple(obs_shape) != (enc.size,) or n_actions != enc.num_actions:
+        raise PolicyError(f"the model's spaces (observation {tuple(obs_shape)}, {n_actions} actions) do not match "
+                          f"the rules (observation ({enc.size},), {enc.num_actions} actions)")
     header = {
         "format": POLICY_FORMAT, "version": POLICY_VERSION, "obs_layout_version": OBS_LAYOUT_VERSION,
         "obs_size": enc.size, "num_actions": enc.num_actions, "action_features": enc.action_features,
-        "action_scorer": scorer, "rules": r.to_dict(),
-        "activation": activation, "activation_params": params, "hidden": [int(b.shape[0]) for _, b in layers],
-        "algorithm": type(model).__name__ if model is not policy else None,
-        "metadata": dict(metadata or {}),
+        "action_scorer": None if scorer is None else dict(scorer), "rules": r.to_dict(),
+        "activation": activation, "activation_params": dict(activation_params),
+        "hidden": [int(b.shape[0]) for _, b in layers], "algorithm": algorithm, "metadata": dict(metadata or {}),
     }
     arrays: dict[str, np.ndarray] = {"header": _header_bytes(header)}
     for i, (w, b) in enumerate(layers):

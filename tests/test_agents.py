@@ -21,6 +21,8 @@ from allfives_env.agents import (
 )
 from allfives_env.core import Game, Rules
 from allfives_env.match import play_game
+from allfives_env.policy import SHIPPED_POLICIES
+from tests.helpers import with_other_hidden_tiles
 
 FAST = {"pimc": {"samples": 4}, "oracle": {"samples": 2}}
 RULE_SETS = [
@@ -33,8 +35,9 @@ RULE_SETS = [
 ]
 
 
-# every agent but "ppo", which plays a trained policy file made for one rules set (tests/test_policy.py)
-SCRIPTED = [n for n in sorted(agent_names()) if n != "ppo"]
+# every agent but the trained policies, each made for one rules set (tests/test_policy.py,
+# tests/test_shipped_policy.py)
+SCRIPTED = [n for n in sorted(agent_names()) if n != "ppo" and n not in SHIPPED_POLICIES]
 
 
 def _agent(name: str, seed: int = 0):
@@ -92,16 +95,6 @@ def test_agents_play_whole_games(name: str) -> None:
     assert sum(result.decisions) > 0
 
 
-def _with_other_hidden_tiles(game: Game, seat: int, seed: int) -> Game:
-    """A copy of ``game`` whose other hands and boneyard are redealt, keeping all public facts."""
-    other = game.clone()
-    hands, boneyard = sample_hidden(PlayerView(game, seat), np.random.default_rng(seed))
-    for s, mask in hands.items():
-        other.hands[s] = mask
-    other._stock = list(reversed(boneyard))
-    return other
-
-
 @pytest.mark.parametrize("options", RULE_SETS[:4])
 @pytest.mark.parametrize("name", [n for n in SCRIPTED if n != "oracle"])
 def test_scripted_agents_ignore_hidden_information(name: str, options: dict) -> None:
@@ -109,7 +102,7 @@ def test_scripted_agents_ignore_hidden_information(name: str, options: dict) -> 
     changed = 0
     for i, game in enumerate(_positions(rules, seed=21, count=10)):
         seat = game.current
-        other = _with_other_hidden_tiles(game, seat, seed=i)
+        other = with_other_hidden_tiles(game, seat, seed=i)
         changed += other.hands != game.hands or other._stock != game._stock
         a = _agent(name, seed=3).act(PlayerView(game, seat))
         b = _agent(name, seed=3).act(PlayerView(other, seat))
@@ -125,7 +118,7 @@ def test_oracle_does_use_hidden_information() -> None:
         seat = game.current
         if len(game.legal) < 2:
             continue
-        other = _with_other_hidden_tiles(game, seat, seed=100 + i)
+        other = with_other_hidden_tiles(game, seat, seed=100 + i)
         agent = make_agent("oracle", seed=0, samples=1)
         differs += agent.act(OracleView(game, seat)) != agent.act(OracleView(other, seat))
     assert differs > 0

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -13,10 +12,7 @@ pytest.importorskip("torch")
 pytest.importorskip("sb3_contrib")
 pytest.importorskip("yaml")
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # training/ is a top-level folder of the repository
-    sys.path.insert(0, str(ROOT))
-
+ROOT = Path(__file__).resolve().parents[1]  # pytest puts it on sys.path (pyproject: pythonpath)
 from allfives_env.agents import make_agent  # noqa: E402
 from allfives_env.core import Rules  # noqa: E402
 from allfives_env.policy import read_policy_header  # noqa: E402

@@ -23,24 +23,14 @@ from allfives_env.policy import (
     read_policy_header,
 )
 from allfives_env.single_seat import AllFivesSingleSeatEnv
+from tests.helpers import learner_observations, with_other_hidden_tiles
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _observations(rules: Rules, n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Real observations and masks of the learner's decisions, from games against greedy/random."""
-    env = AllFivesSingleSeatEnv(opponents=["greedy", "random"], rules=rules)
-    rng = np.random.default_rng(seed)
-    obs, _ = env.reset(seed=seed)
-    observations, masks = [], []
-    while len(observations) < n:
-        mask = env.action_masks()
-        observations.append(obs)
-        masks.append(mask)
-        obs, _, terminated, truncated, _ = env.step(int(rng.choice(np.flatnonzero(mask))))
-        if terminated or truncated:
-            obs, _ = env.reset()
-    return np.stack(observations), np.stack(masks)
+    return learner_observations(AllFivesSingleSeatEnv(opponents=["greedy", "random"], rules=rules), n, seed)
 
 
 def _model(rules: Rules, activation: str = "tanh", hidden: tuple[int, ...] = (64, 64), seed: int = 0):
@@ -222,7 +212,6 @@ def test_partnership_mismatch_fails_clearly(tmp_path: Path) -> None:
 def test_ppo_agent_sees_only_its_observation(two_player_file: Path) -> None:
     """Same public position, other hidden tiles -> same move; and the same moves for the same seed."""
     from allfives_env.agents import PlayerView
-    from allfives_env.agents.search import sample_hidden
     from allfives_env.core import Game
 
     rules = Rules(num_players=2)
@@ -231,11 +220,7 @@ def test_ppo_agent_sees_only_its_observation(two_player_file: Path) -> None:
     checked = 0
     while checked < 15 and not game.over:
         seat = game.current
-        other = game.clone()
-        hands, boneyard = sample_hidden(PlayerView(game, seat), np.random.default_rng(checked))
-        for s, mask in hands.items():
-            other.hands[s] = mask
-        other._stock = list(reversed(boneyard))
+        other = with_other_hidden_tiles(game, seat, checked)
         a = make_agent("ppo", seed=1, path=str(two_player_file)).act(PlayerView(game, seat))
         b = make_agent("ppo", seed=1, path=str(two_player_file)).act(PlayerView(other, seat))
         assert a == b and a in game.legal

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -15,16 +14,13 @@ torch = pytest.importorskip("torch")
 sb3_contrib = pytest.importorskip("sb3_contrib")
 pytest.importorskip("yaml")
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # training/ is a top-level folder of the repository
-    sys.path.insert(0, str(ROOT))
-
 from allfives_env.core import Rules  # noqa: E402
 from allfives_env.encoding import ACTION_FEATURES, ObservationEncoder  # noqa: E402
 from allfives_env.policy import PolicyError, export_policy, load_policy, read_policy_header  # noqa: E402
 from allfives_env.single_seat import AllFivesSingleSeatEnv  # noqa: E402
 from training.config import ConfigError, validate_config  # noqa: E402
 from training.scorer_policy import ScoredMaskablePolicy, scorer_spec  # noqa: E402
+from tests.helpers import learner_observations  # noqa: E402
 
 
 def _model(rules: Rules, hidden: list[int], seed: int = 0):
@@ -42,20 +38,6 @@ def _model(rules: Rules, hidden: list[int], seed: int = 0):
     return model, env
 
 
-def _observations(env: AllFivesSingleSeatEnv, n: int) -> tuple[np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(0)
-    obs, _ = env.reset(seed=0)
-    observations, masks = [], []
-    while len(observations) < n:
-        mask = env.action_masks()
-        observations.append(obs)
-        masks.append(mask)
-        obs, _, terminated, truncated, _ = env.step(int(rng.choice(np.flatnonzero(mask))))
-        if terminated or truncated:
-            obs, _ = env.reset()
-    return np.stack(observations), np.stack(masks)
-
-
 @pytest.mark.parametrize("options, hidden", [({}, [16]), ({}, []), ({"may_draw_when_able": True}, [8, 8])])
 def test_export_reproduces_the_torch_logits_and_actions(tmp_path: Path, options: dict, hidden: list[int]) -> None:
     rules = Rules(num_players=2, **options)
@@ -64,7 +46,7 @@ def test_export_reproduces_the_torch_logits_and_actions(tmp_path: Path, options:
     header = read_policy_header(path)
     assert header["action_features"] is True and header["action_scorer"]["hidden"] == hidden
     policy = load_policy(path, rules)
-    obs, masks = _observations(env, 300)
+    obs, masks = learner_observations(env, 300)
     p = model.policy
     with torch.no_grad():
         latent = p.mlp_extractor.forward_actor(p.extract_features(torch.as_tensor(obs), p.pi_features_extractor))
@@ -84,7 +66,7 @@ def test_checkpoint_round_trip_keeps_the_scorer(tmp_path: Path) -> None:
     model.save(tmp_path / "m.zip")
     again = sb3_contrib.MaskablePPO.load(tmp_path / "m.zip", device="cpu")
     assert isinstance(again.policy, ScoredMaskablePolicy)
-    obs, masks = _observations(env, 20)
+    obs, masks = learner_observations(env, 20)
     assert np.array_equal(again.predict(obs, action_masks=masks, deterministic=True)[0],
                           model.predict(obs, action_masks=masks, deterministic=True)[0])
 

@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 
 from allfives_env.agents import PlayerView, agent_names, make_agent
-from allfives_env.agents.search import sample_hidden
 from allfives_env.core import Game, Rules
 from allfives_env.match import play_game
 from allfives_env.policy import (
     SHIPPED_POLICIES, PolicyError, ShippedPolicyAgent, read_policy_header, shipped_policy_path,
 )
+from tests.helpers import with_other_hidden_tiles
 
 
 def test_registered_by_name_with_a_short_spec() -> None:
@@ -51,11 +51,7 @@ def test_moves_depend_only_on_what_the_seat_sees() -> None:
     checked = 0
     while checked < 10 and not game.over:
         seat = game.current
-        other = game.clone()
-        hands, boneyard = sample_hidden(PlayerView(game, seat), np.random.default_rng(checked))
-        for s, mask in hands.items():
-            other.hands[s] = mask
-        other._stock = list(reversed(boneyard))
+        other = with_other_hidden_tiles(game, seat, checked)
         a, b = agent.act(PlayerView(game, seat)), agent.act(PlayerView(other, seat))
         assert a == b and a in game.legal
         checked += 1

@@ -1,0 +1,35 @@
+"""Small helpers shared by several test modules."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from allfives_env.agents import PlayerView
+from allfives_env.agents.search import sample_hidden
+from allfives_env.core import Game
+from allfives_env.single_seat import AllFivesSingleSeatEnv
+
+
+def learner_observations(env: AllFivesSingleSeatEnv, n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Real observations and masks of ``n`` learner decisions in ``env``, the learner playing at random."""
+    rng = np.random.default_rng(seed)
+    obs, _ = env.reset(seed=seed)
+    observations, masks = [], []
+    while len(observations) < n:
+        mask = env.action_masks()
+        observations.append(obs)
+        masks.append(mask)
+        obs, _, terminated, truncated, _ = env.step(int(rng.choice(np.flatnonzero(mask))))
+        if terminated or truncated:
+            obs, _ = env.reset()
+    return np.stack(observations), np.stack(masks)
+
+
+def with_other_hidden_tiles(game: Game, seat: int, seed: int) -> Game:
+    """A copy of ``game`` in which everything ``seat`` cannot see (other hands, the boneyard) is redrawn."""
+    other = game.clone()
+    hands, boneyard = sample_hidden(PlayerView(game, seat), np.random.default_rng(seed))
+    for s, mask in hands.items():
+        other.hands[s] = mask
+    other._stock = list(reversed(boneyard))
+    return other
