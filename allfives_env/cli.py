@@ -203,6 +203,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         run_train = None
     else:
         add_train_parser(sub)
+    try:  # `allfives train-rllib`: needs the [rllib] extra to run, not to be listed
+        from training.rllib.train import add_train_rllib_parser, run_train_rllib
+    except ImportError:
+        run_train_rllib = None
+    else:
+        add_train_rllib_parser(sub)
     args = parser.parse_args(argv)
     try:
         if args.command == "demo":
@@ -219,6 +225,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                                     action_features=args.action_features))
         elif args.command == "train":
             return run_train(args)
+        elif args.command == "train-rllib":
+            return run_train_rllib(args)
         else:
             _run_evaluation_command(args)
     except AllFivesError as exc:
