@@ -22,12 +22,12 @@ from typing import Any, Optional, Sequence, TextIO
 import numpy as np
 
 from .core.errors import AllFivesError
-from .core.events import Draw, GameOver, HandStart, Pass, Play, Settlement
 from .core.game import Game
 from .core.replay import load_replay, save_replay
 from .core.rules import Rules
 from .encoding import observation_table
-from .render import layout_lines, render_text
+from .narrate import Narrator
+from .render import render_text
 
 
 def _parse_rule(text: str) -> tuple[str, Any]:
@@ -41,55 +41,15 @@ def _parse_rule(text: str) -> tuple[str, Any]:
     return key.strip(), parsed
 
 
-def _describe(event: Any, game: Game, names: list[str]) -> Optional[str]:
-    tiles = game.tiles
-    if type(event) is Play:
-        score = f", scores {event.points}" if event.points else ""
-        return f"{names[event.seat]} plays {tiles.name(event.tile)}@{'WENS'[event.slot]} (count {event.count}{score})"
-    if type(event) is Draw:
-        return f"{names[event.seat]} draws {tiles.name(event.tile)}"
-    if type(event) is Pass:
-        return f"{names[event.seat]} passes"
-    if type(event) is HandStart:
-        return f"--- hand {event.hand}: {names[event.leader]} leads; scores {list(event.scores)}"
-    if type(event) is Settlement:
-        return f"hand {event.hand} ends ({event.result}): pips {list(event.pips)}, changes {list(event.deltas)}, scores {list(event.scores)}"
-    if type(event) is GameOver:
-        return None
-    return str(event)
-
-
 def run_demo(seed: int, rules: Rules, replay_path: Optional[str], quiet: bool, out: TextIO = sys.stdout) -> Game:
     """Play one seeded game between random players, printing it; returns the finished game."""
     game = Game(rules, seed)
     chooser = np.random.default_rng([seed, 1])  # the players' own generator, apart from the deal's
     names = [f"player_{s}" for s in range(rules.num_players)]
-    printed = 0
-    while True:
-        if not quiet:
-            for event in game.events[printed:]:
-                line = _describe(event, game, names)
-                if line:
-                    print(line, file=out)
-        printed = len(game.events)
-        if game.over:
-            break
+    narrator = Narrator(game, names, out, quiet=quiet)
+    while not game.over:
         legal = game.legal
-        action = legal[int(chooser.integers(len(legal)))]
-        hand = game.hand_number
-        probe = None if quiet else game.clone()
-        game.step(action)
-        if probe is not None and (game.hand_number != hand or game.over):
-            # print up to the settlement, then the table as it stood when the hand ended
-            probe.stop_after_hand = True
-            probe.step(action)
-            for event in probe.events[printed:]:
-                line = _describe(event, probe, names)
-                if line:
-                    print(line, file=out)
-            printed += sum(1 for e in probe.events[printed:] if type(e) is not GameOver)
-            table = "\n".join("  " + line for line in layout_lines(probe))
-            print("Table at the end of the hand:\n" + table, file=out)
+        narrator.step(legal[int(chooser.integers(len(legal)))])
     print("", file=out)
     print(render_text(game, 0, names), file=out)
     if game.winner is None:
@@ -152,6 +112,11 @@ def _run_evaluation_command(args: argparse.Namespace) -> None:
         result = evaluation.evaluate(args.agents, rules, games=args.games, seed=args.seed, processes=args.processes,
                                      progress=not args.no_progress, balanced=args.balanced)
         print(evaluation.format_match(result))
+        if args.save_games:
+            paths = evaluation.save_sample_games(args.agents, rules, args.save_games, args.save_count, seed=args.seed,
+                                                 balanced=args.balanced)
+            print(f"{len(paths)} sample games saved as replays in {args.save_games}/ (watch one: allfives replay "
+                  f"{paths[0]} --html game.html)")
     else:
         result = evaluation.tournament(args.agents, rules, games_per_pair=args.games, seed=args.seed,
                                        processes=args.processes, progress=not args.no_progress,
@@ -178,6 +143,25 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     lay.add_argument("--players", type=int, default=2)
     lay.add_argument("--rule", type=_parse_rule, action="append", default=[], metavar="KEY=VALUE")
     lay.add_argument("--action-features", action="store_true", help="with the per-placement features slice")
+    play = sub.add_parser("play", help="play against agents or trained policies in the terminal",
+                          description="Play All Fives in the terminal against registered agents or trained policies "
+                                      "(ppo-2p, ppo:path=FILE.npz). Moves by number or name (6-4@E); the game is "
+                                      "saved as a replay at the end or when stopped (q, Ctrl-C, end of input).")
+    play.add_argument("--players", type=int, default=None, help="number of players, 2-4 (default 2)")
+    team = play.add_mutually_exclusive_group()
+    team.add_argument("--partnership", dest="partnership", action="store_const", const=True, default=None,
+                      help="4 players in teams 0+2 vs 1+3 (the 4-player default)")
+    team.add_argument("--cut-throat", dest="partnership", action="store_const", const=False,
+                      help="4 players, each for themselves")
+    play.add_argument("--opponents", nargs="+", default=["expert"], metavar="AGENT",
+                      help="agent specs for the other seats in seat order, repeated if fewer (default expert)")
+    play.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
+    play.add_argument("--seed", type=int, default=None, help="seed of the deals (default: a fresh one, printed)")
+    play.add_argument("--rule", type=_parse_rule, action="append", default=[], metavar="KEY=VALUE",
+                      help="a rules option, e.g. --rule target=150 (repeatable)")
+    play.add_argument("--replay", default="allfives_game.json", metavar="PATH",
+                      help="where to save the game (default allfives_game.json)")
+    play.add_argument("--no-save", action="store_true", help="do not save the game")
     ev = sub.add_parser("evaluate", help="a duplicate-deal match-up: win rate and points per hand with 95%% CIs",
                         description="Play the same deals with the agents in every seat order and report the first "
                                     "agent's results. One agent per side, or two for 'the first against a field of "
@@ -186,6 +170,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     _add_run_options(ev, "total games, rounded up to whole duplicate sets (default 1000)", 1000)
     ev.add_argument("--balanced", action="store_true",
                     help="with 2 agents and 3+ cut-throat players, also play the second against a field of the first")
+    ev.add_argument("--save-games", metavar="DIR",
+                    help="also save the first games of the match-up as replays in DIR (watch: allfives replay F --html)")
+    ev.add_argument("--save-count", type=int, default=2, metavar="N", help="how many games --save-games saves (default 2)")
     tour = sub.add_parser("tournament", help="every pair of agents, Bradley-Terry ratings and pairwise win rates",
                           description="A round robin on duplicate deals; ratings on the Elo scale with random "
                                       "(else the first agent) at 0 and bootstrap 95% intervals.")
@@ -220,6 +207,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                   f"scores {game.scores}, winner {game.winner}")
             if args.show:
                 print(render_text(game, 0))
+        elif args.command == "play":
+            from .play import play_terminal
+
+            play_terminal(_rules_for(args), args.opponents, seat=args.seat, seed=args.seed,
+                          replay_path=None if args.no_save else args.replay)
         elif args.command == "layout":
             print(observation_table(Rules.from_options(dict(args.rule), num_players=args.players),
                                     action_features=args.action_features))

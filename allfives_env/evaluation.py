@@ -65,7 +65,8 @@ __all__ = [
     "Comparison", "ComparisonRow", "EvaluationError", "GameRecord", "MatchResult", "TournamentResult",
     "agent_seeds", "bradley_terry", "compare", "duplicate_orders", "evaluate", "format_comparison",
     "format_match", "format_tournament", "load_result", "mean_interval", "resolve_rules", "save_csv",
-    "save_json", "set_seeds", "student_t_cdf", "summarize_match", "t_quantile", "tournament", "wilson_interval",
+    "save_json", "save_sample_games", "set_seeds", "student_t_cdf", "summarize_match", "t_quantile", "tournament",
+    "wilson_interval",
 ]
 
 
@@ -754,6 +755,44 @@ def evaluate(
     (records,) = _run(r, [(tuple(specs), orders)], sets, seed, processes, progress, " vs ".join(specs), mp_context)
     return summarize_match(specs, r, seed, balanced and len(specs) == 2 and not r.partnership and r.num_players > 2,
                            orders, records)
+
+
+def save_sample_games(
+    agents: Sequence[AgentLike],
+    rules: RulesLike,
+    out_dir: Union[str, Path],
+    count: int = 2,
+    *,
+    num_players: Optional[int] = None,
+    seed: int = 0,
+    balanced: bool = False,
+) -> list[Path]:
+    """Replay files of the first ``count`` games that :func:`evaluate` with the same agents, rules and
+    ``seed`` plays (same seeds, same seat orders, so the same games), to watch them
+    (``allfives replay FILE --html OUT.html``). Each record also lists the agent spec of every seat
+    under ``"agents"``. Files: ``<out_dir>/game_<set>_<k>.json``."""
+    from .core.game import Game
+    from .core.replay import game_record, save_replay
+
+    r = resolve_rules(rules, num_players)
+    seed = _check_seed(seed)
+    _check_run_args(1, count, "count")
+    specs = _check_agents(agents)
+    orders = duplicate_orders(r, len(specs), balanced)
+    folder = Path(out_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    paths: list[Path] = []
+    for index in range(count):
+        set_index, g = divmod(index, len(orders))
+        game_seed, deal_seed = set_seeds(seed, set_index)
+        order = orders[g]
+        game = Game(r, game_seed, deal_seed=deal_seed)
+        play_game(r, [make_agent(specs[who]) for who in order], seed=game_seed, game=game,
+                  agent_seeds=agent_seeds(seed, set_index, g, r.num_players))
+        record = game_record(game, seed=game_seed)
+        record["agents"] = [specs[who] for who in order]
+        paths.append(save_replay(record, folder / f"game_{set_index:04d}_{g}.json"))
+    return paths
 
 
 def _anchor_index(specs: Sequence[str]) -> int:

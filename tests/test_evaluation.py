@@ -378,3 +378,27 @@ def test_cli_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert "2-player match-up takes 2 agents" in capsys.readouterr().err
     assert main(["compare", str(tmp_path / "missing.json"), str(tmp_path / "missing.json")]) == 2
     assert "missing.json" in capsys.readouterr().err
+
+
+def test_sample_games_are_the_evaluations_own_games(tmp_path) -> None:
+    import json
+
+    from allfives_env.core.replay import load_replay
+    from allfives_env.evaluation import save_sample_games
+
+    match = evaluate(["expert", "greedy"], {"num_players": 2, "target": 100}, games=4, seed=5, progress=False)
+    paths = save_sample_games(["expert", "greedy"], {"num_players": 2, "target": 100}, tmp_path, count=4, seed=5)
+    assert [p.name for p in paths] == ["game_0000_0.json", "game_0000_1.json", "game_0001_0.json", "game_0001_1.json"]
+    for path, record in zip(paths, match.records):
+        game = load_replay(path)
+        assert list(game.scores) == list(record.gains) and game.hands_completed == record.hands
+        assert json.loads(path.read_text())["agents"] == [["expert", "greedy"][who] for who in record.seats]
+
+
+def test_evaluate_command_saves_sample_games(tmp_path, capsys) -> None:
+    from allfives_env.cli import main
+
+    assert main(["evaluate", "greedy", "random", "--games", "2", "--no-progress", "--rule", "target=60",
+                 "--save-games", str(tmp_path / "g"), "--save-count", "3"]) == 0
+    assert "3 sample games saved" in capsys.readouterr().out
+    assert len(list((tmp_path / "g").glob("game_*.json"))) == 3

@@ -181,6 +181,7 @@ def test_one_tiny_iteration_trains_evaluates_exports_and_checkpoints(tmp_path: P
         result = play_game(Rules(num_players=2, target=60), [agent, make_agent("random")], seed=0)
         assert result.winner in (0, 1, None)
     assert (run / "checkpoints" / "iter_000001").is_dir()
+    assert len(list((run / "replays" / f"{modules[0]}_vs_random").glob("game_*.json"))) == 2
 
 
 def test_a_run_resumes_from_its_checkpoint(tmp_path: Path) -> None:

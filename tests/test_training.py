@@ -51,6 +51,12 @@ def test_tiny_run_trains_evaluates_and_writes_everything(tmp_path: Path, capsys:
     step, _, state = latest_checkpoint(run)
     assert step == 1024 and state["finished"] and len(state["league"]["snapshots"]) == 3
     assert len(list((run / "checkpoints").glob("*.zip"))) == 2  # checkpoint.keep
+    # sample games of the final evaluation, saved as replays that verify
+    from allfives_env.core.replay import load_replay
+
+    for baseline in ("random", "greedy"):
+        replays = sorted((run / "replays" / baseline).glob("game_*.json"))
+        assert len(replays) == 2 and load_replay(replays[0]).over
     # the exported policy is a user-loadable agent
     agent = make_agent(f"ppo:path={run / 'policy.npz'}")
     assert agent.policy.header["metadata"]["step"] == 1024

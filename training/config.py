@@ -65,6 +65,8 @@ Schema (defaults in brackets)::
       baselines: [spec, ...]  [[random, greedy, expert]]
       processes: int >= 1     [2]
       seed: int >= 0          [12345]      the same deals at every evaluation, so the curve is comparable
+      replays: int >= 0       [2]          games per baseline of the final evaluation saved as replays in
+                                           <run>/replays/<baseline>/ (allfives replay F --html OUT.html)
     checkpoint:
       every: int >= 1         [50000]      steps between checkpoints (a killed run loses at most this)
       keep: int >= 1          [3]          checkpoints kept on disk (the newest)
@@ -112,7 +114,7 @@ DEFAULTS: dict[str, Any] = {
     },
     "evaluation": {
         "every": 100_000, "at_start": True, "games": 200, "final_games": 1000,
-        "baselines": ["random", "greedy", "expert"], "processes": 2, "seed": 12345,
+        "baselines": ["random", "greedy", "expert"], "processes": 2, "seed": 12345, "replays": 2,
     },
     "checkpoint": {"every": 50_000, "keep": 3},
     "output": {"dir": "runs", "tensorboard": True, "progress": True, "plot": True},
@@ -205,7 +207,7 @@ SCHEMA: dict[str, Any] = {
         "target_kl": _optional(_num(0.0, lo_open=True)), "normalize_advantage": _bool,
     },
     "evaluation": {"every": _int(0), "at_start": _bool, "games": _int(1), "final_games": _int(1),
-                   "baselines": _specs, "processes": _int(1), "seed": _int(0)},
+                   "baselines": _specs, "processes": _int(1), "seed": _int(0), "replays": _int(0)},
     "checkpoint": {"every": _int(1), "keep": _int(1)},
     "output": {"dir": _str, "tensorboard": _bool, "progress": _bool, "plot": _bool},
 }

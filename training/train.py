@@ -221,7 +221,7 @@ class Trainer:
 
     def evaluate(self, step: int, final: bool = False) -> list[dict]:
         """Play the current policy against every baseline on duplicate deals; log and record the results."""
-        from allfives_env.evaluation import evaluate
+        from allfives_env.evaluation import evaluate, save_sample_games
 
         from training.report import format_line, history_row, tag
 
@@ -235,6 +235,9 @@ class Trainer:
             match = evaluate([f"ppo:path={path}", baseline], self.rules, games=games, seed=ev["seed"],
                              processes=ev["processes"], progress=False)
             rows.append(history_row(step, baseline, match, final))
+            if final and ev["replays"]:
+                save_sample_games([f"ppo:path={path}", baseline], self.rules,
+                                  self.run_dir / "replays" / tag(baseline), ev["replays"], seed=ev["seed"])
         self.history = [r for r in self.history if not (r["step"] == step and r["final"] == final)] + rows
         if not final:
             self.last_eval = step

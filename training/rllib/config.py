@@ -42,6 +42,7 @@ Schema (defaults in brackets)::
       baselines: [spec, ...]  [[random, greedy, expert]]
       processes: int >= 1     [2]
       seed: int >= 0          [12345]
+      replays: int >= 0       [2]          games per baseline of the final evaluation saved as replays
     checkpoint:
       every: int >= 1         [5]          iterations between checkpoints
       keep: int >= 1          [2]
@@ -75,7 +76,7 @@ RLLIB_DEFAULTS: dict[str, Any] = {
             "lambda": 0.95, "clip_param": 0.2, "entropy_coeff": 0.01, "vf_loss_coeff": 0.5, "grad_clip": 0.5},
     "env_runners": {"num_env_runners": 2, "num_envs_per_env_runner": 8, "num_cpus_per_env_runner": 1.0},
     "evaluation": {"every": 10, "games": 200, "final_games": 1000, "baselines": ["random", "greedy", "expert"],
-                   "processes": 2, "seed": 12345},
+                   "processes": 2, "seed": 12345, "replays": 2},
     "checkpoint": {"every": 5, "keep": 2},
     "output": {"dir": "runs"},
 }
@@ -92,7 +93,7 @@ RLLIB_SCHEMA: dict[str, Any] = {
     "env_runners": {"num_env_runners": _int(0), "num_envs_per_env_runner": _int(1),
                     "num_cpus_per_env_runner": _num(0.0)},
     "evaluation": {"every": _int(0), "games": _int(1), "final_games": _int(1), "baselines": _specs,
-                   "processes": _int(1), "seed": _int(0)},
+                   "processes": _int(1), "seed": _int(0), "replays": _int(0)},
     "checkpoint": {"every": _int(1), "keep": _int(1)},
     "output": {"dir": _str},
 }

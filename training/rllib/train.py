@@ -147,9 +147,9 @@ class RLlibRun:
 
     def evaluate(self, final: bool = False) -> list[dict]:
         """Export every module and play it against each baseline on duplicate deals."""
-        from allfives_env.evaluation import evaluate
+        from allfives_env.evaluation import evaluate, save_sample_games
 
-        from training.report import format_line, history_row
+        from training.report import format_line, history_row, tag
 
         ev = self.cfg["evaluation"]
         paths = self.export("" if final else f"_iter{self.iteration:05d}")
@@ -167,6 +167,10 @@ class RLlibRun:
                 row = history_row(self.iteration, baseline, match, final)
                 row["module"] = module_id
                 rows.append(row)
+                if final and ev["replays"]:
+                    save_sample_games([f"ppo:path={path}", baseline], self.rules,
+                                      self.run_dir / "replays" / f"{module_id}_vs_{tag(baseline)}", ev["replays"],
+                                      seed=ev["seed"])
         self.history.extend(rows)
         label = f"iteration {self.iteration}"
         for module_id in paths:
