@@ -139,6 +139,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     rep = sub.add_parser("replay", help="verify a replay file by re-simulating it")
     rep.add_argument("path")
     rep.add_argument("--show", action="store_true", help="print the final position")
+    rep.add_argument("--html", metavar="OUT.html",
+                     help="also write a self-contained HTML viewer that steps through the game (works offline)")
     lay = sub.add_parser("layout", help="print the observation layout for some rules")
     lay.add_argument("--players", type=int, default=2)
     lay.add_argument("--rule", type=_parse_rule, action="append", default=[], metavar="KEY=VALUE")
@@ -207,6 +209,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                   f"scores {game.scores}, winner {game.winner}")
             if args.show:
                 print(render_text(game, 0))
+            if args.html:
+                from .viewer import write_replay_html
+
+                write_replay_html(args.path, args.html)
+                print(f"Viewer written to {args.html} (open it in any browser; it needs no network)")
         elif args.command == "play":
             from .play import play_terminal
 

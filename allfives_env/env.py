@@ -8,7 +8,7 @@ observations (:mod:`allfives_env.encoding`), score changes -> rewards. All rules
 from __future__ import annotations
 
 import warnings
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 import gymnasium
 import numpy as np
@@ -47,11 +47,12 @@ def env(**kwargs: Any) -> AECEnv:
 class raw_env(AECEnv, EzPickle):
     """All Fives for 2-4 players. Keyword arguments: every rules option of :class:`Rules` (or
     ``rules=Rules(...)``), plus ``reward`` ("win" | "points"), ``episode`` ("game" | "hand"),
-    ``render_mode`` ("ansi" | "human") and ``action_features`` (add the per-placement ``features`` slice
+    ``render_mode`` ("ansi" | "human" | "rgb_array": an HxWx3 uint8 image, the seat to act's view) and
+    ``action_features`` (add the per-placement ``features`` slice
     to the observations, see :mod:`allfives_env.encoding`)."""
 
     metadata = {
-        "render_modes": ["ansi", "human"],
+        "render_modes": ["ansi", "human", "rgb_array"],
         "name": "allfives_v0",
         "is_parallelizable": False,
         "render_fps": 1,
@@ -236,10 +237,18 @@ class raw_env(AECEnv, EzPickle):
         }
 
     # ================================================================== render / replay
-    def render(self) -> Optional[str]:
+    def render(self) -> Union[str, np.ndarray, None]:
         if self.render_mode is None:
-            gymnasium.logger.warn("render() called without a render_mode; create the env with render_mode='ansi' or 'human'")
+            gymnasium.logger.warn("render() called without a render_mode; create the env with render_mode='ansi', "
+                                  "'human' or 'rgb_array'")
             return None
+        if self.render_mode == "rgb_array":
+            from .render_image import FRAME_HEIGHT, FRAME_WIDTH, render_rgb
+
+            if self.game is None:  # nothing dealt yet: an empty frame of the usual size
+                return np.zeros((FRAME_HEIGHT, FRAME_WIDTH, 3), dtype=np.uint8)
+            seat = self.game.current if self.game.current >= 0 else None  # the seat to act's view
+            return render_rgb(self.game, seat, self.possible_agents)
         if self.game is None:
             text = "All Fives - call reset() to deal"
         else:

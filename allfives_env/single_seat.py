@@ -42,7 +42,7 @@ class AllFivesSingleSeatEnv(gymnasium.Env):
     Parameters: ``opponents`` (agent specs or instances; default ``["random"]``), ``opponent_weights``
     (mixture weights, default uniform), ``partner`` (spec for the partner seat in a partnership),
     ``seat`` (the learner's seat; None = random each episode), ``reward`` ("win" | "points"),
-    ``episode`` ("game" | "hand"), ``render_mode`` ("ansi"), ``illegal_action`` ("terminate": an illegal
+    ``episode`` ("game" | "hand"), ``render_mode`` ("ansi", or "rgb_array": an image of the learner's view), ``illegal_action`` ("terminate": an illegal
     action ends the episode with ``illegal_reward`` and ``info["illegal_action"]`` saying why, as
     PettingZoo's classic envs do and gymnasium's env checker needs; "raise": raise
     :class:`IllegalActionError`), ``action_features`` (add the per-placement ``features`` slice to the
@@ -50,7 +50,7 @@ class AllFivesSingleSeatEnv(gymnasium.Env):
     Out-of-range and non-integer actions always raise.
     """
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 1}
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 1}
 
     def __init__(
         self,
@@ -80,8 +80,8 @@ class AllFivesSingleSeatEnv(gymnasium.Env):
             raise RulesError(f"illegal_action={illegal_action!r} is not allowed: choose 'terminate' or 'raise'")
         self.illegal_action = illegal_action
         self.illegal_reward = float(illegal_reward)
-        if render_mode not in (None, "ansi"):
-            raise RulesError(f"render_mode={render_mode!r} is not allowed: choose 'ansi' or None")
+        if render_mode not in (None, "ansi", "rgb_array"):
+            raise RulesError(f"render_mode={render_mode!r} is not allowed: choose 'ansi', 'rgb_array' or None")
         if seat is not None and not (isinstance(seat, (int, np.integer)) and 0 <= seat < n):
             raise RulesError(f"seat={seat!r} is not allowed: give 0..{n - 1}, or None for a random seat each episode")
         if isinstance(opponents, (str, Agent)):
@@ -179,10 +179,17 @@ class AllFivesSingleSeatEnv(gymnasium.Env):
             mask[game.legal] = True
         return mask
 
-    def render(self) -> Optional[str]:
+    def render(self) -> Union[str, np.ndarray, None]:
         if self.render_mode is None:
-            gymnasium.logger.warn("render() called without a render_mode; create the env with render_mode='ansi'")
+            gymnasium.logger.warn("render() called without a render_mode; create the env with render_mode='ansi' "
+                                  "or 'rgb_array'")
             return None
+        if self.render_mode == "rgb_array":
+            from .render_image import FRAME_HEIGHT, FRAME_WIDTH, render_rgb
+
+            if self.game is None:  # nothing dealt yet: an empty frame of the usual size
+                return np.zeros((FRAME_HEIGHT, FRAME_WIDTH, 3), dtype=np.uint8)
+            return render_rgb(self.game, self.seat)
         if self.game is None:
             return "All Fives - call reset() to deal"
         return render_text(self.game, self.seat)

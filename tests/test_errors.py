@@ -140,7 +140,7 @@ def test_valid_edge_options_are_accepted():
 def test_env_options_errors():
     raises(RulesError, lambda: allfives_v0.raw_env(reward="money"), "reward='money'", "win", "points")
     raises(RulesError, lambda: allfives_v0.raw_env(episode="round"), "episode='round'", "game", "hand")
-    raises(RulesError, lambda: allfives_v0.raw_env(render_mode="rgb_array"), "render_mode='rgb_array'", "ansi", "human")
+    raises(RulesError, lambda: allfives_v0.raw_env(render_mode="svg"), "render_mode='svg'", "ansi", "human", "rgb_array")
     raises(RulesError, lambda: allfives_v0.raw_env(rules=Rules(), num_players=3), "not both", "num_players")
     raises(RulesError, lambda: allfives_v0.env(num_players=6), "num_players=6")
 
