@@ -73,13 +73,18 @@ def _rules_for(args: argparse.Namespace) -> Rules:
     return Rules.from_options(options)
 
 
-def _add_run_options(p: argparse.ArgumentParser, games_help: str, games_default: int) -> None:
+def _add_player_options(p: argparse.ArgumentParser) -> None:
+    """``--players`` and ``--partnership`` / ``--cut-throat`` (read by :func:`_rules_for`)."""
     p.add_argument("--players", type=int, default=None, help="number of players, 2-4 (default 2)")
     team = p.add_mutually_exclusive_group()
     team.add_argument("--partnership", dest="partnership", action="store_const", const=True, default=None,
                       help="4 players in teams 0+2 vs 1+3 (the 4-player default)")
     team.add_argument("--cut-throat", dest="partnership", action="store_const", const=False,
                       help="4 players, each for themselves")
+
+
+def _add_run_options(p: argparse.ArgumentParser, games_help: str, games_default: int) -> None:
+    _add_player_options(p)
     p.add_argument("--games", type=int, default=games_default, help=games_help)
     p.add_argument("--seed", type=int, default=0, help="seed of the deals and the agents (default 0)")
     p.add_argument("--processes", type=int, default=1, help="worker processes (default 1); results do not depend on it")
@@ -149,12 +154,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                           description="Play All Fives in the terminal against registered agents or trained policies "
                                       "(ppo-2p, ppo:path=FILE.npz). Moves by number or name (6-4@E); the game is "
                                       "saved as a replay at the end or when stopped (q, Ctrl-C, end of input).")
-    play.add_argument("--players", type=int, default=None, help="number of players, 2-4 (default 2)")
-    team = play.add_mutually_exclusive_group()
-    team.add_argument("--partnership", dest="partnership", action="store_const", const=True, default=None,
-                      help="4 players in teams 0+2 vs 1+3 (the 4-player default)")
-    team.add_argument("--cut-throat", dest="partnership", action="store_const", const=False,
-                      help="4 players, each for themselves")
+    _add_player_options(play)
     play.add_argument("--opponents", nargs="+", default=["expert"], metavar="AGENT",
                       help="agent specs for the other seats in seat order, repeated if fewer (default expert)")
     play.add_argument("--seat", type=int, default=0, help="your seat (default 0)")

@@ -86,7 +86,8 @@ from typing import Any, Callable, Mapping, Optional, Union
 
 from allfives_env.core.errors import AllFivesError
 
-__all__ = ["ConfigError", "DEFAULTS", "load_config", "validate_config", "apply_overrides", "rollout_size"]
+__all__ = ["ConfigError", "DEFAULTS", "load_config", "validate_config", "apply_overrides", "resolve_sections",
+           "rollout_size"]
 
 
 class ConfigError(AllFivesError, ValueError):
@@ -285,6 +286,30 @@ def rollout_size(cfg: Mapping[str, Any]) -> int:
     return int(cfg["n_envs"]) * int(cfg["ppo"]["n_steps"])
 
 
+def resolve_sections(raw: Optional[Mapping[str, Any]], defaults: Mapping[str, Any], schema: Mapping[str, Any],
+                     where: str) -> tuple[dict[str, Any], Any]:
+    """The checks every training config shares (this schema and RLlib's): merge ``raw`` over ``defaults``,
+    normalise ``opponents``, check every value against ``schema`` and build the rules. Returns the config
+    and its :class:`~allfives_env.core.rules.Rules`."""
+    from allfives_env.core.rules import Rules
+
+    raw = {} if raw is None else raw
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"{where}a config must be a mapping of sections (name, rules, opponents, ppo, ...), "
+                          f"got {type(raw).__name__}")
+    cfg = _merge(defaults, raw, schema, "", where)
+    if not isinstance(cfg["rules"], Mapping):
+        raise ConfigError(f"{where}rules: must be a mapping of rules options, got {cfg['rules']!r}")
+    cfg["rules"] = dict(cfg["rules"])
+    cfg["opponents"] = _opponents(cfg["opponents"], where)
+    _check(cfg, schema, "", where)
+    try:
+        rules = Rules.from_options(cfg["rules"])
+    except ValueError as exc:
+        raise ConfigError(f"{where}rules: {exc}") from None
+    return cfg, rules
+
+
 def validate_config(raw: Optional[Mapping[str, Any]], source: str = "") -> dict[str, Any]:
     """Merge ``raw`` over :data:`DEFAULTS`, check everything, and return the resolved config.
 
@@ -292,25 +317,9 @@ def validate_config(raw: Optional[Mapping[str, Any]], source: str = "") -> dict[
     checked too, so a bad config fails here and not minutes into a run.
     """
     where = f"{source}: " if source else ""
-    if raw is None:
-        raw = {}
-    if not isinstance(raw, Mapping):
-        raise ConfigError(f"{where}a config must be a mapping of sections (name, rules, opponents, ppo, ...), "
-                          f"got {type(raw).__name__}")
-    cfg = _merge(DEFAULTS, raw, SCHEMA, "", where)
-    if not isinstance(cfg["rules"], Mapping):
-        raise ConfigError(f"{where}rules: must be a mapping of rules options, got {cfg['rules']!r}")
-    cfg["rules"] = dict(cfg["rules"])
-    cfg["opponents"] = _opponents(cfg["opponents"], where)
-    _check(cfg, SCHEMA, "", where)
-
+    cfg, rules = resolve_sections(raw, DEFAULTS, SCHEMA, where)
     from allfives_env.agents import make_agent
-    from allfives_env.core.rules import Rules
 
-    try:
-        rules = Rules.from_options(cfg["rules"])
-    except ValueError as exc:
-        raise ConfigError(f"{where}rules: {exc}") from None
     seat = cfg["env"]["seat"]
     if seat is not None and seat >= rules.num_players:
         raise ConfigError(f"{where}env.seat: must be null or 0..{rules.num_players - 1} for "

@@ -56,8 +56,8 @@ from pathlib import Path
 from typing import Any, Mapping, Optional, Union
 
 from training.config import (
-    ACTIVATIONS, ConfigError, _bool, _choice, _check, _hidden, _int, _merge, _name, _num, _opponents, _optional,
-    _specs, _str, apply_overrides,
+    ACTIVATIONS, ConfigError, _bool, _choice, _hidden, _int, _name, _num, _optional, _specs, _str, apply_overrides,
+    resolve_sections,
 )
 
 __all__ = ["RLLIB_DEFAULTS", "load_rllib_config", "validate_rllib_config"]
@@ -102,23 +102,9 @@ RLLIB_SCHEMA: dict[str, Any] = {
 def validate_rllib_config(raw: Optional[Mapping[str, Any]], source: str = "") -> dict[str, Any]:
     """Merge ``raw`` over :data:`RLLIB_DEFAULTS`, check everything and return the resolved config."""
     where = f"{source}: " if source else ""
-    raw = {} if raw is None else raw
-    if not isinstance(raw, Mapping):
-        raise ConfigError(f"{where}a config must be a mapping of sections, got {type(raw).__name__}")
-    cfg = _merge(RLLIB_DEFAULTS, raw, RLLIB_SCHEMA, "", where)
-    if not isinstance(cfg["rules"], Mapping):
-        raise ConfigError(f"{where}rules: must be a mapping of rules options, got {cfg['rules']!r}")
-    cfg["rules"] = dict(cfg["rules"])
-    cfg["opponents"] = _opponents(cfg["opponents"], where)
-    _check(cfg, RLLIB_SCHEMA, "", where)
-
+    cfg, _ = resolve_sections(raw, RLLIB_DEFAULTS, RLLIB_SCHEMA, where)
     from allfives_env.agents import make_agent
-    from allfives_env.core.rules import Rules
 
-    try:
-        Rules.from_options(cfg["rules"])
-    except ValueError as exc:
-        raise ConfigError(f"{where}rules: {exc}") from None
     for section, specs in (("opponents", list(cfg["opponents"])), ("evaluation.baselines",
                                                                    cfg["evaluation"]["baselines"])):
         for spec in specs:
