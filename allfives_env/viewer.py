@@ -383,6 +383,7 @@ def _frames(game: Game, record: dict[str, Any]) -> dict[str, Any]:
     defaults = Rules.from_options({"num_players": rules.num_players}).to_dict()
     changed = {k: v for k, v in rules.to_dict().items() if defaults.get(k) != v}
     seed = record.get("seed")
+    agents = record.get("agents")
     if game.over:
         if game.winner is None:
             result = "a draw"
@@ -398,6 +399,8 @@ def _frames(game: Game, record: dict[str, Any]) -> dict[str, Any]:
             "max_pip": rules.max_pip,
             "partnership": rules.partnership,
             "seed": seed if isinstance(seed, (int, str)) and not isinstance(seed, bool) else None,
+            # who played each seat, when the record says (allfives evaluate --save-games writes "agents")
+            "agents": [str(a) for a in agents] if isinstance(agents, list) and len(agents) == n else None,
             "rules": changed,
             "hands": len(game.hand_records),
             "events": len(game.events),
@@ -675,6 +678,7 @@ _JS = r"""
     parts.push(m.players + " players" + (m.partnership ? " (teams " + D.sides.join(" vs ") + ")" : ""));
     parts.push(m.max_pip === 6 ? "double-six" : "double-" + (m.max_pip === 9 ? "nine" : "twelve"));
     parts.push("target " + m.target);
+    if (m.agents) { parts.push(m.agents.map(function (a, s) { return "P" + s + " " + a; }).join(", ")); }
     if (m.seed !== null && m.seed !== undefined) { parts.push("seed " + m.seed); }
     parts.push(m.hands + (m.hands === 1 ? " hand" : " hands"));
     parts.push(m.events + " events");

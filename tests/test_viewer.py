@@ -391,3 +391,14 @@ def test_screenshot_of_a_mid_game_step(tmp_path: Path) -> None:
     png = screenshot(write_replay_html(game, tmp_path / "v.html"), tmp_path / "v.png", step=40)
     data = png.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
+
+
+def test_sample_games_show_who_played(tmp_path: Path) -> None:
+    from allfives_env.evaluation import save_sample_games
+
+    path = save_sample_games(["greedy", "random"], {"num_players": 2, "target": 60}, tmp_path, 1)[0]
+    assert replay_data(path)["meta"]["agents"] == ["greedy", "random"]
+    record = json.loads(path.read_text())
+    record["agents"] = ["</script><b>x", "random"]
+    page = replay_html(record)
+    assert "</script><b>x" not in page  # embedded as escaped JSON, shown with textContent
