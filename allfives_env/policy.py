@@ -489,6 +489,7 @@ register_agent("ppo", PolicyAgent, "a trained policy file (numpy only): path=FIL
 #: Policies shipped inside the package (``allfives_env/policies/``): registry name -> (file, description).
 SHIPPED_POLICIES: dict[str, tuple[str, str]] = {
     "ppo-2p": ("ppo_2p.npz", "the shipped 2-player policy (MaskablePPO, configs/ppo_2p.yaml; numpy only)"),
+    "ppo-4p": ("ppo_4p.npz", "the shipped 4-player partnership policy (configs/ppo_4p.yaml; numpy only)"),
 }
 
 
@@ -505,7 +506,8 @@ def shipped_policy_path(name: str) -> Path:
 
 class ShippedPolicyAgent(PolicyAgent):
     """A policy that ships with the package, played like ``ppo`` but named, so specs stay short
-    (``make_agent("ppo-2p")``, ``allfives evaluate ppo-2p expert``)."""
+    (``make_agent("ppo-2p")``, ``allfives evaluate ppo-2p expert``). One subclass per shipped policy,
+    each with its registry ``name``."""
 
     name = "ppo-2p"
 
@@ -514,4 +516,7 @@ class ShippedPolicyAgent(PolicyAgent):
         self.params.pop("path", None)  # implied by the name; spec() must not pin this installation's path
 
 
-register_agent(ShippedPolicyAgent.name, ShippedPolicyAgent, SHIPPED_POLICIES[ShippedPolicyAgent.name][1])
+for _name, (_file, _description) in SHIPPED_POLICIES.items():
+    _cls = ShippedPolicyAgent if _name == ShippedPolicyAgent.name else type(
+        "ShippedPolicyAgent_" + _name.replace("-", "_"), (ShippedPolicyAgent,), {"name": _name, "__module__": __name__})
+    register_agent(_name, _cls, _description)

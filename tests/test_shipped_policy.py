@@ -19,9 +19,10 @@ from tests.helpers import with_other_hidden_tiles
 
 
 def test_registered_by_name_with_a_short_spec() -> None:
-    assert "ppo-2p" in agent_names() and set(SHIPPED_POLICIES) == {"ppo-2p"}
-    agent = make_agent("ppo-2p", seed=0)
-    assert isinstance(agent, ShippedPolicyAgent) and agent.spec() == "ppo-2p"
+    assert set(SHIPPED_POLICIES) == {"ppo-2p", "ppo-4p"} and set(SHIPPED_POLICIES) <= set(agent_names())
+    for name in SHIPPED_POLICIES:
+        agent = make_agent(name, seed=0)
+        assert isinstance(agent, ShippedPolicyAgent) and agent.spec() == name and agent.name == name
     assert make_agent("ppo-2p:sample=true").spec() == "ppo-2p:sample=true"
     with pytest.raises(ValueError, match="takes no parameter 'path'"):
         make_agent("ppo-2p:path=x.npz")
@@ -29,11 +30,22 @@ def test_registered_by_name_with_a_short_spec() -> None:
         shipped_policy_path("ppo-9p")
 
 
-def test_the_file_says_how_it_was_made() -> None:
-    header = read_policy_header(shipped_policy_path("ppo-2p"))
-    assert header["rules"]["num_players"] == 2 and header["action_features"] is True
+@pytest.mark.parametrize("name, players", [("ppo-2p", 2), ("ppo-4p", 4)])
+def test_the_file_says_how_it_was_made(name: str, players: int) -> None:
+    header = read_policy_header(shipped_policy_path(name))
+    assert header["rules"]["num_players"] == players and header["action_features"] is True
     meta = header["metadata"]
-    assert meta["config"]["name"] == "ppo_2p" and meta["step"] > 0
+    assert meta["config"]["name"] == name.replace("-", "_") and meta["step"] > 0
+
+
+def test_the_partnership_policy_plays_four_player_games() -> None:
+    rules = Rules(num_players=4)
+    for seed in range(2):
+        agents = [make_agent("ppo-4p", seed=0), make_agent("expert", seed=1)] * 2
+        result = play_game(rules, agents, seed=seed)
+        assert result.winner in (0, 1, None) and result.decisions[0] > 0 and result.decisions[2] > 0
+    with pytest.raises(PolicyError, match="trained for num_players=4, but this game has num_players=2"):
+        play_game(Rules(num_players=2), [make_agent("ppo-4p"), make_agent("random")], seed=0)
 
 
 def test_plays_whole_games_legally_against_the_ladder() -> None:
