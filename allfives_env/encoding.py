@@ -54,6 +54,7 @@ from typing import Optional
 import numpy as np
 
 from .core.actions import action_name, decode_action, encode_action, num_actions, parse_action
+from .core.errors import RulesError
 from .core.game import Game
 from .core.rules import Rules
 from .core.tiles import tile_set
@@ -83,7 +84,7 @@ class ObservationEncoder:
 
     def __init__(self, rules: Rules, action_features: bool = False) -> None:
         if not isinstance(action_features, (bool, np.bool_)):
-            raise TypeError(f"action_features={action_features!r} must be True or False")
+            raise RulesError(f"action_features={action_features!r} is not allowed: choose True or False")
         self.rules = rules
         self.action_features = bool(action_features)
         tiles = tile_set(rules.max_pip)
@@ -111,10 +112,13 @@ class ObservationEncoder:
         high[self.slices["scores"]] = SCORE_CLIP
         self._features = None
         if self.action_features:
-            from .agents.expert import ExpertAgent  # here, not at the top: the agents package imports this module
+            # here, not at the top: the agents package imports this module
+            from .agents.base import PlayerView
+            from .agents.expert import DOMINO, WINS, ExpertAgent
 
             high[self.slices["features"]] = ACTION_FEATURE_HIGH
             self._features = ExpertAgent(seed=0).features  # default weights: only w_target enters the features
+            self._view, self._wins, self._domino = PlayerView, WINS, DOMINO
             self._o_features = self.slices["features"].start
         self.low, self.high = low, high
         # state: every hand (absolute seats), the boneyard's tiles, the public part seen by seat 0, the seat to act
@@ -183,21 +187,19 @@ class ObservationEncoder:
 
     def _write_features(self, game: Game, seat: int, out: np.ndarray) -> None:
         """The ``features`` slice: one row of :data:`ACTION_FEATURES` per legal placement."""
-        from .agents.base import PlayerView
-
         draw = 4 * self.T
         actions = [a for a in game.legal if a != draw]
         if not actions:
             return
-        _, rows = self._features(PlayerView(game, seat), actions)
+        _, rows = self._features(self._view(game, seat), actions)
         F = len(ACTION_FEATURES)
         unit = game.rules.score_unit * _POINT_SCALE
         pip_scale = 1.0 / (2 * self.rules.max_pip)
         inv_v = 1.0 / self.V
-        base = self._o_features
+        base, wins, domino = self._o_features, self._wins, self._domino
         for action, (kind, now, pips, double, deny, block, _mate, follow, fit, shown, p_lose) in zip(actions, rows):
             o = base + action * F
-            out[o:o + F] = (1.0, kind == 2, kind == 1, now * unit, deny * _POINT_SCALE, p_lose, block, follow * unit,
+            out[o:o + F] = (1.0, kind == wins, kind == domino, now * unit, deny * _POINT_SCALE, p_lose, block, follow * unit,
                             min(fit, 3) / 3.0, shown * inv_v, pips * pip_scale, double)
 
     def _board_ones(self, game: Game, seat: int) -> list[int]:

@@ -86,9 +86,7 @@ class raw_env(AECEnv, EzPickle):
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self.agents = self.possible_agents[:]
         self._seat = {agent: i for i, agent in enumerate(self.possible_agents)}
-        if not isinstance(action_features, (bool, np.bool_)):
-            raise RulesError(f"action_features={action_features!r} is not allowed: choose True or False")
-        self.encoder = ObservationEncoder(self.rules, bool(action_features))
+        self.encoder = ObservationEncoder(self.rules, action_features)
         enc = self.encoder
         obs_space = spaces.Dict(
             {
@@ -243,12 +241,11 @@ class raw_env(AECEnv, EzPickle):
                                   "'human' or 'rgb_array'")
             return None
         if self.render_mode == "rgb_array":
-            from .render_image import FRAME_HEIGHT, FRAME_WIDTH, render_rgb
+            from .render_image import render_rgb
 
-            if self.game is None:  # nothing dealt yet: an empty frame of the usual size
-                return np.zeros((FRAME_HEIGHT, FRAME_WIDTH, 3), dtype=np.uint8)
-            seat = self.game.current if self.game.current >= 0 else None  # the seat to act's view
-            return render_rgb(self.game, seat, self.possible_agents)
+            game = self.game
+            seat = game.current if game is not None and game.current >= 0 else None  # the seat to act's view
+            return render_rgb(game, seat, self.possible_agents)
         if self.game is None:
             text = "All Fives - call reset() to deal"
         else:

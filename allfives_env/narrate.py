@@ -39,7 +39,7 @@ def describe_event(event: Any, game: Game, names: list[str], viewer: Optional[in
 
 
 class Narrator:
-    """Prints a game's events to ``out`` as they happen (``quiet``: only the end-of-hand tables are skipped too)."""
+    """Prints a game's events to ``out`` as they happen (``quiet``: prints nothing, the demo's --quiet)."""
 
     def __init__(self, game: Game, names: list[str], out: TextIO, viewer: Optional[int] = None,
                  quiet: bool = False) -> None:

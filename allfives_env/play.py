@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional, Sequence, TextIO
 
-from .agents.base import OracleView, PlayerView
+from .agents.base import Agent, OracleView, PlayerView
 from .agents.registry import make_agent
 from .core.actions import action_name, parse_action
 from .core.errors import IllegalActionError, RulesError
@@ -28,7 +28,7 @@ __all__ = ["play_terminal"]
 HELP = "type a move's number or its name (e.g. 6-4@E, or draw), ? to show the table again, q to stop and save"
 
 
-def _opponents(rules: Rules, human: int, specs: Sequence[str], seed: int) -> dict[int, object]:
+def _opponents(rules: Rules, human: int, specs: Sequence[str], seed: int) -> dict[int, Agent]:
     """One agent per other seat, from ``specs`` in seat order (the list repeats if it is shorter)."""
     if not specs:
         raise RulesError("give at least one opponent, e.g. --opponents expert")

@@ -54,7 +54,7 @@ PathLike = Union[str, "os.PathLike[str]"]
 __all__ = [
     "NumpyPolicy", "OBSERVATION_RULES", "POLICY_FORMAT", "POLICY_VERSION", "PolicyAgent", "PolicyError",
     "SHIPPED_POLICIES", "ShippedPolicyAgent", "export_policy", "load_policy", "read_policy_header",
-    "shipped_policy_path", "torch_linear_stack", "write_policy_file",
+    "shipped_policy_path", "torch_activation", "torch_linear_stack", "write_policy_file",
 ]
 
 
@@ -330,6 +330,17 @@ def _actor_layers(policy: Any) -> tuple[list[tuple[np.ndarray, np.ndarray]], tup
     return layers, action, declared, params
 
 
+def torch_activation(name: str) -> Any:
+    """The torch module class of one of our activation names (``relu`` -> ``torch.nn.ReLU``), from the
+    same table that export reads, so training code and exporters cannot disagree."""
+    import torch.nn as nn
+
+    for torch_name, (ours, _) in _TORCH_ACTIVATIONS.items():
+        if ours == name:
+            return getattr(nn, torch_name)
+    raise PolicyError(f"unknown activation {name!r}; known: {sorted(o for o, _ in _TORCH_ACTIVATIONS.values())}")
+
+
 def torch_linear_stack(modules: Any, declared: str, activation_fn: Any, what: str,
                        ends_linear: bool) -> tuple[list[tuple[np.ndarray, np.ndarray]], dict[str, float]]:
     """The (weight, bias) arrays of a torch ``Linear, activation, Linear, ...`` sequence, checking that every
@@ -506,10 +517,8 @@ def shipped_policy_path(name: str) -> Path:
 
 class ShippedPolicyAgent(PolicyAgent):
     """A policy that ships with the package, played like ``ppo`` but named, so specs stay short
-    (``make_agent("ppo-2p")``, ``allfives evaluate ppo-2p expert``). One subclass per shipped policy,
-    each with its registry ``name``."""
-
-    name = "ppo-2p"
+    (``make_agent("ppo-2p")``, ``allfives evaluate ppo-2p expert``). Registered as one subclass per
+    shipped policy, whose ``name`` picks the file."""
 
     def __init__(self, seed: Optional[int] = None, sample: bool = False, temperature: float = 1.0) -> None:
         super().__init__(seed, path=str(shipped_policy_path(self.name)), sample=sample, temperature=temperature)
@@ -517,6 +526,5 @@ class ShippedPolicyAgent(PolicyAgent):
 
 
 for _name, (_file, _description) in SHIPPED_POLICIES.items():
-    _cls = ShippedPolicyAgent if _name == ShippedPolicyAgent.name else type(
-        "ShippedPolicyAgent_" + _name.replace("-", "_"), (ShippedPolicyAgent,), {"name": _name, "__module__": __name__})
-    register_agent(_name, _cls, _description)
+    register_agent(_name, type(f"ShippedPolicyAgent_{_name.replace('-', '_')}", (ShippedPolicyAgent,),
+                               {"name": _name, "__module__": __name__}), _description)

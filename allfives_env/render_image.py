@@ -774,14 +774,17 @@ def _draw_footer(img: np.ndarray, game: Game, seat: Optional[int], names: list[s
     _text(img, _fit_text(info, 1, FRAME_WIDTH - x - 8), x, y0 + 94, 1, GREY)
 
 
-def render_rgb(game: Game, seat: Optional[int] = None, agent_names: Optional[list[str]] = None) -> np.ndarray:
+def render_rgb(game: Optional[Game], seat: Optional[int] = None, agent_names: Optional[list[str]] = None) -> np.ndarray:
     """An image (``FRAME_HEIGHT x FRAME_WIDTH x 3``, uint8 RGB) of the current position as ``seat`` sees it.
 
     Only ``seat``'s tiles are drawn face up (others appear as face-down tiles and a number), so the frame
     is safe to show to that player; ``seat=None`` is a spectator view with no hand face up.
     ``agent_names`` labels the seats (default ``P0``, ``P1``, ...). Works for every rules option, an empty
-    table and a finished game (which shows the final layout and the result).
+    table and a finished game (which shows the final layout and the result). ``game=None`` (an env
+    rendered before its first reset) gives a black frame of the same size, as gymnasium expects.
     """
+    if game is None:
+        return np.zeros((FRAME_HEIGHT, FRAME_WIDTH, 3), dtype=np.uint8)
     n = game.num_players
     if seat is not None and not (isinstance(seat, (int, np.integer)) and 0 <= int(seat) < n):
         raise ValueError(f"seat={seat!r} is not a seat of this game: give 0..{n - 1} or None (spectator)")

@@ -106,9 +106,7 @@ class AllFivesSingleSeatEnv(gymnasium.Env):
         self.reward_mode = reward
         self.episode = episode
         self.render_mode = render_mode
-        if not isinstance(action_features, (bool, np.bool_)):
-            raise RulesError(f"action_features={action_features!r} is not allowed: choose True or False")
-        self.encoder = ObservationEncoder(self.rules, bool(action_features))
+        self.encoder = ObservationEncoder(self.rules, action_features)
         self.observation_space = spaces.Box(self.encoder.low, self.encoder.high, dtype=np.float32)
         self.action_space = spaces.Discrete(self.encoder.num_actions)
         self.game: Optional[Game] = None
@@ -185,10 +183,8 @@ class AllFivesSingleSeatEnv(gymnasium.Env):
                                   "or 'rgb_array'")
             return None
         if self.render_mode == "rgb_array":
-            from .render_image import FRAME_HEIGHT, FRAME_WIDTH, render_rgb
+            from .render_image import render_rgb
 
-            if self.game is None:  # nothing dealt yet: an empty frame of the usual size
-                return np.zeros((FRAME_HEIGHT, FRAME_WIDTH, 3), dtype=np.uint8)
             return render_rgb(self.game, self.seat)
         if self.game is None:
             return "All Fives - call reset() to deal"

@@ -10,7 +10,7 @@ from pettingzoo.test import api_test, seed_test
 from allfives_env import allfives_v0
 from allfives_env.agents.base import PlayerView
 from allfives_env.agents.expert import DOMINO, NORMAL, WINS, ExpertAgent
-from allfives_env.core import Game, Rules
+from allfives_env.core import Game, Rules, RulesError
 from allfives_env.encoding import ACTION_FEATURES, ObservationEncoder, observation_table
 from allfives_env.single_seat import AllFivesSingleSeatEnv
 
@@ -34,7 +34,7 @@ def test_layout_adds_one_slice_at_the_end_and_nothing_else_moves() -> None:
     assert rich.slices["features"] == slice(plain.size, plain.size + 4 * plain.T * F)
     assert {k: v for k, v in rich.slices.items() if k != "features"} == plain.slices
     assert rich.size == 152 + 28 * 4 * F and "features" in observation_table(rules, action_features=True)
-    with pytest.raises(TypeError, match="action_features"):
+    with pytest.raises(RulesError, match="action_features"):
         ObservationEncoder(rules, action_features="yes")
 
 

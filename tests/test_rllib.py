@@ -61,7 +61,7 @@ def test_one_side_learns_against_registry_opponents_with_points_reward() -> None
         assert len(env.agents) == 2  # one partnership: two seats
         game = env.raw.game
         side = game.side_of[int(env.agents[0].rsplit("_", 1)[1])]
-        gain = [s - 0 for s in game.scores]  # points reward: own gain minus the other side's, / target
+        gain = game.scores  # from 0: points reward is own gain minus the other side's, / target
         expected = (gain[side] - gain[1 - side]) / game.rules.target
         assert all(t == pytest.approx(expected) for t in totals.values())
 

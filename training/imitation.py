@@ -88,10 +88,6 @@ def _collect_part(env_kwargs: Mapping[str, Any], opponents: Sequence[str], weigh
     return Demonstrations(obs, masks, actions, returns)
 
 
-def _collect_star(args: tuple) -> Demonstrations:
-    return _collect_part(*args)
-
-
 def collect_demonstrations(env_kwargs: Mapping[str, Any], opponents: Mapping[str, float], teacher: str,
                            decisions: int, seed: int, gamma: float, processes: int = 1,
                            start_method: Optional[str] = None) -> Demonstrations:
@@ -107,7 +103,7 @@ def collect_demonstrations(env_kwargs: Mapping[str, Any], opponents: Mapping[str
     from training.vec_env import _start_method
 
     with mp.get_context(_start_method(start_method)).Pool(processes) as pool:
-        parts = pool.map(_collect_star, jobs)
+        parts = pool.starmap(_collect_part, jobs)
     return Demonstrations.concatenate(parts)
 
 

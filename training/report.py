@@ -44,10 +44,10 @@ def format_table(rows: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def format_line(step: int, rows: Sequence[Mapping[str, Any]]) -> str:
-    """One log line for an evaluation during training."""
+def format_line(step: int, rows: Sequence[Mapping[str, Any]], at: Optional[str] = None) -> str:
+    """One log line for an evaluation during training; ``at`` names the point (default ``N steps``)."""
     parts = [f"{r['baseline']} {r['win_rate']:.3f} [{r['win_rate_lo']:.2f}, {r['win_rate_hi']:.2f}]" for r in rows]
-    return f"eval @ {step:,} steps, win rate vs " + ", ".join(parts)
+    return f"eval @ {at or f'{step:,} steps'}, win rate vs " + ", ".join(parts)
 
 
 def write_history(path: Path, history: Sequence[Mapping[str, Any]]) -> None:

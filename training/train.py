@@ -130,12 +130,11 @@ class Trainer:
 
     # ------------------------------------------------------------------ building
     def _policy_kwargs(self) -> dict:
-        import torch.nn as nn
+        from allfives_env.policy import torch_activation
 
-        acts = {"tanh": nn.Tanh, "relu": nn.ReLU, "elu": nn.ELU, "leaky_relu": nn.LeakyReLU, "silu": nn.SiLU}
         net = self.cfg["network"]
         kwargs = {"net_arch": {"pi": list(net["hidden"]), "vf": list(net["hidden"])},
-                  "activation_fn": acts[net["activation"]]}
+                  "activation_fn": torch_activation(net["activation"])}
         if net["action_scorer"] is not None:
             from allfives_env.encoding import ACTION_FEATURES, ObservationEncoder
 

@@ -25,10 +25,7 @@ from ray.rllib.utils.torch_utils import FLOAT_MIN
 from torch import nn
 
 from allfives_env.core.rules import Rules
-from allfives_env.policy import torch_linear_stack, write_policy_file
-
-ACTIVATIONS: dict[str, type[nn.Module]] = {"tanh": nn.Tanh, "relu": nn.ReLU, "elu": nn.ELU,
-                                           "leaky_relu": nn.LeakyReLU, "silu": nn.SiLU}
+from allfives_env.policy import torch_activation, torch_linear_stack, write_policy_file
 
 
 def _mlp(sizes: list[int], activation: type[nn.Module]) -> nn.Sequential:
@@ -44,10 +41,7 @@ class MaskedPPOModule(TorchRLModule, ValueFunctionAPI):
     def setup(self) -> None:
         cfg = dict(self.model_config or {})
         hidden = [int(h) for h in cfg.get("hidden", [128, 128])]
-        name = cfg.get("activation", "relu")
-        if name not in ACTIVATIONS:
-            raise ValueError(f"model_config activation={name!r} is not allowed: choose one of {sorted(ACTIVATIONS)}")
-        activation = ACTIVATIONS[name]
+        activation = torch_activation(cfg.get("activation", "relu"))
         obs_dim = int(self.observation_space["observations"].shape[0])
         n_actions = int(self.action_space.n)
         last = hidden[-1] if hidden else obs_dim
@@ -74,7 +68,7 @@ def export_module(module: MaskedPPOModule, path: Union[str, Path], rules: Union[
                   metadata: Optional[Mapping[str, Any]] = None) -> Path:
     """Write the actor of ``module`` to a policy file (``make_agent("ppo", path=...)`` plays it)."""
     name = dict(module.model_config or {}).get("activation", "relu")
-    layers, params = torch_linear_stack(module.pi, name, ACTIVATIONS[name], "the RLModule's actor", False)
+    layers, params = torch_linear_stack(module.pi, name, torch_activation(name), "the RLModule's actor", False)
     head = module.pi_head
     action = (head.weight.detach().cpu().numpy().astype("float32"), head.bias.detach().cpu().numpy().astype("float32"))
     obs_shape = tuple(module.observation_space["observations"].shape)

@@ -135,12 +135,13 @@ class RLlibRun:
     def say(self, text: str) -> None:
         print(text, file=self.out, flush=True)
 
-    def export(self, tag: str) -> dict[str, Path]:
+    def export(self, folder: Path, tag: str) -> dict[str, Path]:
+        """Each module's actor as ``<folder>/policy_<module><tag>.npz``."""
         from training.rllib.module import export_module
 
         paths = {}
         for module_id in _module_ids(self.cfg):
-            path = self.run_dir / f"policy_{module_id}{tag}.npz"
+            path = folder / f"policy_{module_id}{tag}.npz"
             meta = {"iteration": self.iteration, "run": self.cfg["name"], "module": module_id, "config": self.cfg}
             paths[module_id] = export_module(self.algo.get_module(module_id), path, self.rules, metadata=meta)
         return paths
@@ -152,13 +153,10 @@ class RLlibRun:
         from training.report import format_line, history_row, tag
 
         ev = self.cfg["evaluation"]
-        paths = self.export("" if final else f"_iter{self.iteration:05d}")
-        if not final:
-            for path in paths.values():
-                target = self.run_dir / "evals" / path.name
-                target.parent.mkdir(parents=True, exist_ok=True)
-                os.replace(path, target)
-                paths = {m: (self.run_dir / "evals" / p.name) for m, p in paths.items()}
+        if final:
+            paths = self.export(self.run_dir, "")
+        else:
+            paths = self.export(self.run_dir / "evals", f"_iter{self.iteration:05d}")
         rows = []
         for module_id, path in paths.items():
             for baseline in ev["baselines"]:
@@ -172,10 +170,9 @@ class RLlibRun:
                                       self.run_dir / "replays" / f"{module_id}_vs_{tag(baseline)}", ev["replays"],
                                       seed=ev["seed"])
         self.history.extend(rows)
-        label = f"iteration {self.iteration}"
         for module_id in paths:
-            line = format_line(self.iteration, [r for r in rows if r["module"] == module_id])
-            self.say(line.replace(f"@ {self.iteration:,} steps", f"@ {label} [{module_id}]"))
+            self.say(format_line(self.iteration, [r for r in rows if r["module"] == module_id],
+                                 at=f"iteration {self.iteration} [{module_id}]"))
         return rows
 
     def checkpoint(self) -> Path:
