@@ -85,7 +85,7 @@ def test_imitation_config_errors(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"imitation\.teacher: unknown agent 'nobody'"):
         load_config(bad)
     bad.write_text("imitation: {teacher: expert, epochs: 0}\n")
-    with pytest.raises(ConfigError, match=r"imitation\.epochs: must be an integer >= 1, got 0"):
+    with pytest.raises(ConfigError, match=r"imitation\.epochs: must be an integer from 1 to 1,000,000, got 0"):
         load_config(bad)
     bad.write_text("env: {action_features: 1}\n")
     with pytest.raises(ConfigError, match=r"env\.action_features: must be true or false"):

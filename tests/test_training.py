@@ -110,7 +110,7 @@ def test_config_errors_name_the_key_the_value_and_what_is_allowed(tmp_path: Path
     msg = _bad(tmp_path, "ppo: {learning_rat: 0.1}")
     assert "bad.yaml: ppo: unknown key 'learning_rat' (did you mean 'learning_rate'?)" in msg
     assert "unknown key 'totl_steps' (did you mean 'total_steps'?)" in _bad(tmp_path, "totl_steps: 5")
-    assert "total_steps: must be an integer >= 1, got 'many'" in _bad(tmp_path, "total_steps: many")
+    assert "total_steps: must be an integer from 1 to 1,000,000,000,000, got 'many'" in _bad(tmp_path, "total_steps: many")
     assert "ppo.gamma: must be a number in [0.0, 1.0], got 1.5" in _bad(tmp_path, "ppo: {gamma: 1.5}")
     assert "env.reward: must be one of ['win', 'points'], got 'score'" in _bad(tmp_path, "env: {reward: score}")
     assert "network.activation: must be one of" in _bad(tmp_path, "network: {activation: gelu}")
@@ -118,7 +118,7 @@ def test_config_errors_name_the_key_the_value_and_what_is_allowed(tmp_path: Path
     assert "rules: unknown rules option 'num_player' (did you mean 'num_players'?)" in _bad(
         tmp_path, "rules: {num_player: 3}")
     assert "opponents: unknown agent 'gredy' (did you mean 'greedy'?)" in _bad(tmp_path, "opponents: {gredy: 1}")
-    assert "opponents.greedy: the weight must be a number >= 0, got -1" in _bad(tmp_path, "opponents: {greedy: -1}")
+    assert "opponents.greedy: the weight must be a finite number from 0 to 1e9, got -1" in _bad(tmp_path, "opponents: {greedy: -1}")
     assert "evaluation.baselines" in _bad(tmp_path, "evaluation: {baselines: [random, nobody]}")
     assert "ppo.batch_size: 4096 is more than a rollout (n_envs x ppo.n_steps = 256)" in _bad(
         tmp_path, "n_envs: 2\nppo: {n_steps: 128, batch_size: 4096}")

@@ -1,11 +1,12 @@
 """RLlib training configs (``allfives train-rllib --config configs/rllib_<name>.yaml``), validated like the
 stable-baselines3 configs (:mod:`training.config`): unknown keys, wrong types and out-of-range values fail
-with the file, the dotted key, the value and what is allowed.
+with the file, the dotted key, the value and what is allowed. Files and ``--set`` values are read and
+bounded exactly as there (UTF-8, safe YAML, finite numbers, seeds below 2**32, bounded integers).
 
 Schema (defaults in brackets)::
 
     name: str                 [rllib]      run name; the run directory is <output.dir>/<name>
-    seed: int >= 0            [0]
+    seed: int < 2**32         [0]
     iterations: int >= 1      [20]         RLlib training iterations (each samples ppo.train_batch_size
                                            env steps, counted over all learning agents)
     rules: mapping            [{}]         any rules option of allfives_env.core.Rules
@@ -56,8 +57,8 @@ from pathlib import Path
 from typing import Any, Mapping, Optional, Union
 
 from training.config import (
-    ACTIVATIONS, ConfigError, _bool, _choice, _hidden, _int, _name, _num, _optional, _specs, _str, apply_overrides,
-    resolve_sections,
+    ACTIVATIONS, MAX_SEED, MAX_STEPS, ConfigError, agent_specs, apply_overrides, boolean, check_agent_specs, choice,
+    integer, layer_sizes, number, optional, path_text, read_yaml, resolve_sections, run_name,
 )
 
 __all__ = ["RLLIB_DEFAULTS", "load_rllib_config", "validate_rllib_config"]
@@ -82,36 +83,30 @@ RLLIB_DEFAULTS: dict[str, Any] = {
 }
 
 RLLIB_SCHEMA: dict[str, Any] = {
-    "name": _name, "seed": _int(0), "iterations": _int(1), "rules": None,
-    "env": {"reward": _choice("win", "points"), "episode": _choice("game", "hand"), "action_features": _bool},
-    "learners": _choice("all", "one_side"), "policies": _choice("shared", "per_team"), "opponents": None,
-    "network": {"hidden": _hidden, "activation": _choice(*ACTIVATIONS)},
-    "ppo": {"lr": _num(0.0, lo_open=True), "train_batch_size": _int(1), "minibatch_size": _int(1),
-            "num_epochs": _int(1), "gamma": _num(0.0, 1.0), "lambda": _num(0.0, 1.0),
-            "clip_param": _num(0.0, lo_open=True), "entropy_coeff": _num(0.0), "vf_loss_coeff": _num(0.0),
-            "grad_clip": _optional(_num(0.0, lo_open=True))},
-    "env_runners": {"num_env_runners": _int(0), "num_envs_per_env_runner": _int(1),
-                    "num_cpus_per_env_runner": _num(0.0)},
-    "evaluation": {"every": _int(0), "games": _int(1), "final_games": _int(1), "baselines": _specs,
-                   "processes": _int(1), "seed": _int(0), "replays": _int(0)},
-    "checkpoint": {"every": _int(1), "keep": _int(1)},
-    "output": {"dir": _str},
+    "name": run_name, "seed": integer(0, MAX_SEED), "iterations": integer(1, 10**9), "rules": None,
+    "env": {"reward": choice("win", "points"), "episode": choice("game", "hand"), "action_features": boolean},
+    "learners": choice("all", "one_side"), "policies": choice("shared", "per_team"), "opponents": None,
+    "network": {"hidden": layer_sizes(1), "activation": choice(*ACTIVATIONS)},
+    "ppo": {"lr": number(0.0, lo_open=True), "train_batch_size": integer(1, 10_000_000),
+            "minibatch_size": integer(1, 10_000_000), "num_epochs": integer(1, 10**4), "gamma": number(0.0, 1.0),
+            "lambda": number(0.0, 1.0), "clip_param": number(0.0, lo_open=True), "entropy_coeff": number(0.0),
+            "vf_loss_coeff": number(0.0), "grad_clip": optional(number(0.0, lo_open=True))},
+    "env_runners": {"num_env_runners": integer(0, 1024), "num_envs_per_env_runner": integer(1, 4096),
+                    "num_cpus_per_env_runner": number(0.0, 1024.0)},
+    "evaluation": {"every": integer(0, MAX_STEPS), "games": integer(1, 10**7), "final_games": integer(1, 10**7),
+                   "baselines": agent_specs, "processes": integer(1, 256), "seed": integer(0, MAX_SEED),
+                   "replays": integer(0, 1000)},
+    "checkpoint": {"every": integer(1, MAX_STEPS), "keep": integer(1, 10_000)},
+    "output": {"dir": path_text},
 }
 
 
 def validate_rllib_config(raw: Optional[Mapping[str, Any]], source: str = "") -> dict[str, Any]:
     """Merge ``raw`` over :data:`RLLIB_DEFAULTS`, check everything and return the resolved config."""
     where = f"{source}: " if source else ""
-    cfg, _ = resolve_sections(raw, RLLIB_DEFAULTS, RLLIB_SCHEMA, where)
-    from allfives_env.agents import make_agent
-
-    for section, specs in (("opponents", list(cfg["opponents"])), ("evaluation.baselines",
-                                                                   cfg["evaluation"]["baselines"])):
-        for spec in specs:
-            try:
-                make_agent(spec)
-            except ValueError as exc:
-                raise ConfigError(f"{where}{section}: {exc}") from None
+    cfg, rules = resolve_sections(raw, RLLIB_DEFAULTS, RLLIB_SCHEMA, where)
+    check_agent_specs([("opponents", s) for s in cfg["opponents"]]
+                      + [("evaluation.baselines", s) for s in cfg["evaluation"]["baselines"]], rules, where)
     ppo = cfg["ppo"]
     if ppo["minibatch_size"] > ppo["train_batch_size"]:
         raise ConfigError(f"{where}ppo.minibatch_size: {ppo['minibatch_size']} is more than ppo.train_batch_size "
@@ -121,16 +116,5 @@ def validate_rllib_config(raw: Optional[Mapping[str, Any]], source: str = "") ->
 
 def load_rllib_config(path: Union[str, Path], overrides: Optional[list[str]] = None) -> dict[str, Any]:
     """Read a YAML RLlib config, apply ``--set`` overrides and validate it."""
-    import yaml
-
-    p = Path(path)
-    try:
-        raw = yaml.safe_load(p.read_text())
-    except FileNotFoundError:
-        raise ConfigError(f"config file {p} does not exist (the RLlib configs ship in configs/, e.g. "
-                          "configs/rllib_selfplay.yaml)") from None
-    except OSError as exc:
-        raise ConfigError(f"config file {p} cannot be read: {exc}") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{p}: not valid YAML: {exc}") from None
-    return validate_rllib_config(apply_overrides(raw, list(overrides or [])), str(p))
+    raw = read_yaml(path, " (the RLlib configs ship in configs/, e.g. configs/rllib_selfplay.yaml)")
+    return validate_rllib_config(apply_overrides(raw, list(overrides or []), str(path)), str(path))
