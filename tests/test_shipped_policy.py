@@ -12,8 +12,9 @@ import pytest
 from allfives_env.agents import PlayerView, agent_names, make_agent
 from allfives_env.core import Game, Rules
 from allfives_env.match import play_game
+from allfives_env.encoding import ObservationEncoder
 from allfives_env.policy import (
-    SHIPPED_POLICIES, PolicyError, ShippedPolicyAgent, read_policy_header, shipped_policy_path,
+    SHIPPED_POLICIES, PolicyError, ShippedPolicyAgent, load_policy, read_policy_header, shipped_policy_path,
 )
 from tests.helpers import with_other_hidden_tiles
 
@@ -36,6 +37,38 @@ def test_the_file_says_how_it_was_made(name: str, players: int) -> None:
     assert header["rules"]["num_players"] == players and header["action_features"] is True
     meta = header["metadata"]
     assert meta["config"]["name"] == name.replace("-", "_") and meta["step"] > 0
+
+
+@pytest.mark.parametrize("name, players", [("ppo-2p", 2), ("ppo-4p", 4)])
+def test_the_checked_load_plays_the_files_weights_unchanged(name: str, players: int) -> None:
+    """Validation at load must not alter what is played: the arrays are the file's, bit for bit, and the
+    logits are those of a plain forward pass written out here (relu MLP + shared placement scorer)."""
+    path = shipped_policy_path(name)
+    policy = load_policy(path)
+    with np.load(path, allow_pickle=False) as data:
+        raw = {k: data[k] for k in data.files}
+    pairs = {f"hidden_{i}": pair for i, pair in enumerate(policy.layers)}
+    pairs.update({f"scorer_{i}": pair for i, pair in enumerate(policy.scorer)}, action=policy.action)
+    loaded = {f"{name}_{part}": a for name, pair in pairs.items() for part, a in zip(("weight", "bias"), pair)}
+    assert set(loaded) == set(raw) - {"header"} and all(np.array_equal(loaded[k], raw[k]) for k in loaded)
+
+    rules = Rules(num_players=players)
+    enc = ObservationEncoder(rules, action_features=True)
+    game, rng, obs = Game(rules, 7), np.random.default_rng(7), []
+    while len(obs) < 40 and not game.over:
+        obs.append(enc.encode(game, game.current))
+        game.step(game.legal[int(rng.integers(len(game.legal)))])
+    x = np.array(obs, np.float32)
+    h = x
+    for i in range(2):
+        h = np.maximum(h @ raw[f"hidden_{i}_weight"].T + raw[f"hidden_{i}_bias"], 0)
+    spec = read_policy_header(path)["action_scorer"]
+    rows = x[:, spec["offset"]:spec["offset"] + spec["placements"] * spec["features"]]
+    rows = rows.reshape(len(x), spec["placements"], spec["features"])
+    rows = np.maximum(rows @ raw["scorer_0_weight"].T + raw["scorer_0_bias"], 0)
+    scores = (rows @ raw["scorer_1_weight"].T + raw["scorer_1_bias"])[..., 0]
+    expected = np.concatenate([h, scores], axis=1) @ raw["action_weight"].T + raw["action_bias"]
+    np.testing.assert_allclose(policy.logits(x), expected, rtol=1e-5, atol=1e-4)
 
 
 def test_the_partnership_policy_plays_four_player_games() -> None:
