@@ -40,6 +40,7 @@ import math
 import numbers
 import os
 import reprlib
+import stat
 import struct
 import zipfile
 import zlib
@@ -126,6 +127,8 @@ MAX_LAYERS = 64
 #: At most this many weights in all, so a header cannot make the loader allocate without bound
 #: (the shipped policies have about half a million).
 MAX_PARAMETERS = 1 << 26
+#: A file larger than this is refused before its zip directory is read (weights at the limit, float32).
+MAX_FILE_BYTES = 4 * MAX_PARAMETERS + 2 * MAX_HEADER_BYTES
 # Largest magnitude an activation or a logit may reach on an observation of the encoder's box: far below
 # float32's 3.4e38, so a policy that loads can never turn an observation into inf or NaN.
 _VALUE_LIMIT = 1e30
@@ -608,14 +611,29 @@ def _policy_path(path: Any) -> str:
 
 
 def _open_file(where: str) -> Any:
+    """The open policy file; only a regular file of at most MAX_FILE_BYTES (O_NONBLOCK: a named pipe must not
+    block the open)."""
     try:
-        return open(where, "rb")
+        fd = os.open(where, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     except FileNotFoundError:
         raise PolicyError(f"policy file {where} does not exist") from None
     except IsADirectoryError:
         raise PolicyError(f"{where} is a directory, not a policy file (.npz)") from None
     except (OSError, ValueError) as exc:
         raise PolicyError(f"policy file {where} cannot be opened: {exc}") from None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise PolicyError(f"{where} is a directory, not a policy file (.npz)")
+        if not stat.S_ISREG(st.st_mode):
+            raise PolicyError(f"{where} is not a regular file (a pipe, socket or device); a policy is an .npz file")
+        if st.st_size > MAX_FILE_BYTES:
+            raise PolicyError(f"{where} is {st.st_size} bytes, larger than any policy file can be "
+                              f"({MAX_FILE_BYTES} bytes)")
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def _open_zip(fh: Any, where: str) -> tuple[zipfile.ZipFile, dict[str, zipfile.ZipInfo]]:

@@ -9,6 +9,8 @@ import io
 import itertools
 import json
 import math
+import os
+import signal
 import warnings
 import zipfile
 from pathlib import Path
@@ -25,7 +27,7 @@ from allfives_env.core.errors import AllFivesError
 from allfives_env.encoding import ACTION_FEATURES, ObservationEncoder
 from allfives_env.match import play_game
 from allfives_env.policy import (
-    NumpyPolicy, PolicyAgent, PolicyError, load_policy, read_policy_header, write_policy_file,
+    MAX_FILE_BYTES, NumpyPolicy, PolicyAgent, PolicyError, load_policy, read_policy_header, write_policy_file,
 )
 
 RULES = Rules(num_players=2)
@@ -366,6 +368,29 @@ def test_files_that_are_not_policy_files_name_the_path(tmp_path: Path, valid: Pa
         with pytest.raises(PolicyError, match=match) as info:
             load_policy(case)
         assert str(case) in str(info.value), (case, info.value)
+
+
+def test_special_and_oversized_files_are_refused_without_reading(tmp_path: Path) -> None:
+    """A named pipe must not block the loader (opening one for reading waits for a writer), a device is not
+    a policy file, and a file far larger than any policy is refused before its zip directory is parsed."""
+    fifo = tmp_path / "pipe.npz"
+    os.mkfifo(fifo)
+    previous = signal.signal(signal.SIGALRM, lambda *_: pytest.fail("load_policy blocked on a named pipe"))
+    signal.alarm(10)
+    try:
+        for path in (fifo, Path("/dev/zero")):
+            for read in (load_policy, read_policy_header):
+                with pytest.raises(PolicyError, match="not a regular file") as info:
+                    read(path)
+                assert str(path) in str(info.value)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    huge = tmp_path / "huge.npz"
+    with open(huge, "wb") as f:
+        f.truncate(MAX_FILE_BYTES + 1)  # sparse: no disk used
+    with pytest.raises(PolicyError, match="larger than"):
+        load_policy(huge)
 
 
 def test_a_lying_array_header_is_refused_before_the_data_is_read(tmp_path: Path, valid: Path) -> None:
