@@ -2,7 +2,9 @@
 
 from .actions import action_name, decode_action, encode_action, num_actions, parse_action
 from .board import Board
-from .errors import AllFivesError, DealError, GameOverError, IllegalActionError, ReplayError, RulesError
+from .errors import (
+    AllFivesError, DealError, GameOverError, IllegalActionError, NotResetError, ReplayError, RulesError, SeedError,
+)
 from .events import Draw, Event, GameOver, HandStart, Pass, Play, Settlement, public_view
 from .game import Deal, Game
 from .rules import Rules
@@ -10,7 +12,7 @@ from .tiles import TileSet, tile_set
 
 __all__ = [
     "AllFivesError", "Board", "Deal", "DealError", "Draw", "Event", "Game", "GameOver", "GameOverError",
-    "HandStart", "IllegalActionError", "Pass", "Play", "ReplayError", "Rules", "RulesError", "Settlement",
+    "HandStart", "IllegalActionError", "NotResetError", "Pass", "Play", "ReplayError", "Rules", "RulesError", "SeedError", "Settlement",
     "TileSet", "action_name", "decode_action", "encode_action", "num_actions", "parse_action", "public_view",
     "tile_set",
 ]

@@ -222,7 +222,8 @@ class Board:
         self.end_double[slot] = lo == hi
         self.arms[slot].append((tile, x, outer))
         self.arm_len[slot] += 1
-        if slot < N and self.open_slots is LINE_SLOTS and self.spinner >= 0 and self.sides_first:
+        # compare by value, never identity: a pickled or deep-copied board holds an equal, new tuple
+        if slot < N and self.spinner >= 0 and self.sides_first and self.open_slots == LINE_SLOTS:
             self._update_open_slots()
 
     def _make_spinner(self, tile: int, value: int) -> None:

@@ -7,6 +7,23 @@ what would have been allowed, because a user staring at a traceback should not n
 
 from __future__ import annotations
 
+import reprlib
+
+_REPR = reprlib.Repr()
+_REPR.maxlevel = 3
+_REPR.maxstring = 60
+_REPR.maxother = 60
+_REPR.maxlong = 40
+
+
+def short_repr(value: object) -> str:
+    """A bounded ``repr`` for error messages: deep nesting, huge numbers and long strings from a hostile
+    file are cut, so describing bad input can neither recurse without end nor flood the terminal."""
+    try:
+        return _REPR.repr(value)
+    except Exception:  # a value whose own __repr__ fails still gets a message
+        return f"<{type(value).__name__}>"
+
 
 class AllFivesError(Exception):
     """Base class of every error raised by the All Fives engine and environment."""
@@ -30,3 +47,11 @@ class GameOverError(AllFivesError, RuntimeError):
 
 class ReplayError(AllFivesError, ValueError):
     """A replay record that is corrupt, foreign, or does not follow from the rules."""
+
+
+class SeedError(AllFivesError, ValueError):
+    """A seed that is not a non-negative integer that fits numpy's seeding (below 2**128)."""
+
+
+class NotResetError(AllFivesError, RuntimeError):
+    """An environment was stepped, observed or rendered before its first ``reset()``."""

@@ -16,7 +16,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterable, Sequence, Union
 
-from .errors import DealError
+import numpy as np
+
+from .errors import DealError, short_repr as _short
 
 SUPPORTED_MAX_PIPS = (6, 9, 12)
 
@@ -42,6 +44,11 @@ class TileSet:
     double_id: tuple[int, ...]
     id_table: tuple[tuple[int, ...], ...]
 
+    def __reduce__(self) -> tuple:
+        """Copies (pickle, deepcopy) come back as the shared set of their ``max_pip``: the tables are
+        never duplicated, and a copied game shares them with the original like a new one would."""
+        return tile_set, (self.max_pip,)
+
     @property
     def size(self) -> int:
         """Number of tiles in the set (28, 55 or 91)."""
@@ -61,7 +68,7 @@ class TileSet:
         """The id of tile ``a-b`` (order of the pips does not matter)."""
         if not (0 <= a <= self.max_pip and 0 <= b <= self.max_pip):
             raise DealError(
-                f"tile {a}-{b} is not in the double-{self.max_pip} set: pips must be 0..{self.max_pip}"
+                f"tile {_short(a)}-{_short(b)} is not in the double-{self.max_pip} set: pips must be 0..{self.max_pip}"
             )
         return self.id_table[a][b]
 
@@ -71,26 +78,23 @@ class TileSet:
 
     def parse(self, tile: TileLike) -> int:
         """Turn ``[a, b]``, ``(a, b)``, ``"a-b"`` or a tile id into a tile id, with a clear error."""
-        if isinstance(tile, bool):
-            raise DealError(f"not a tile: {tile!r}")
+        if isinstance(tile, (bool, np.bool_)):
+            raise DealError(f"not a tile: {tile!r} (give [a, b], 'a-b' or a tile id)")
         if isinstance(tile, numbers.Integral):
             tid = int(tile)  # type: ignore[arg-type]
             if not 0 <= tid < self.size:
-                raise DealError(f"tile id {tid} is out of range: the double-{self.max_pip} set has ids 0..{self.size - 1}")
+                raise DealError(f"tile id {_short(tid)} is out of range: the double-{self.max_pip} set has ids 0..{self.size - 1}")
             return tid
         if isinstance(tile, str):
             parts = tile.replace("|", "-").split("-")
-            try:
-                a, b = (int(p) for p in parts)
-            except ValueError:
-                raise DealError(f"cannot read tile {tile!r}: write it as 'a-b', e.g. '6-4'") from None
-            return self.tile_id(a, b)
-        try:
-            a, b = tile  # type: ignore[misc]
-            a, b = int(a), int(b)
-        except (TypeError, ValueError):
-            raise DealError(f"cannot read tile {tile!r}: give [a, b], 'a-b' or a tile id") from None
-        return self.tile_id(a, b)
+            if len(parts) != 2 or not all(p.strip().isascii() and p.strip().isdigit() for p in parts):
+                raise DealError(f"cannot read tile {_short(tile)}: write it as 'a-b', e.g. '6-4'")
+            return self.tile_id(int(parts[0]), int(parts[1]))
+        # a pair must be a list/tuple/array of exactly two integers: floats would be truncated (6.9 -> 6)
+        # and a dict would give its keys, both a silent change of meaning
+        if isinstance(tile, (list, tuple, np.ndarray)) and len(tile) == 2 and all(_is_pip(p) for p in tile):
+            return self.tile_id(int(tile[0]), int(tile[1]))
+        raise DealError(f"cannot read tile {_short(tile)}: give [a, b] (two integers), 'a-b' or a tile id")
 
     def mask_of(self, tiles: Iterable[int]) -> int:
         """Bit mask of an iterable of distinct tile ids."""
@@ -114,6 +118,11 @@ class TileSet:
             total += pips[low.bit_length() - 1]
             mask ^= low
         return total
+
+
+def _is_pip(value: object) -> bool:
+    """An integer (Python or numpy), not a bool: the only thing a pip of a ``[a, b]`` pair may be."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
 
 
 @lru_cache(maxsize=None)

@@ -1,0 +1,27 @@
+"""Seeds: what the library accepts as a seed, checked in one place for the engine, the envs and the CLI."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+
+from .errors import SeedError, short_repr
+
+#: Seeds run from 0 to this (2**64 - 1): every such seed is a distinct numpy stream, fits a JSON
+#: replay, and reads back as the same integer in any language.
+MAX_SEED = 2**64 - 1
+
+
+def check_seed(seed: Any, what: str = "seed", allow_none: bool = True) -> Optional[int]:
+    """``seed`` as a Python int (numpy integers accepted), or None where allowed.
+
+    Raises :class:`SeedError` for anything else: negative numbers (numpy would refuse them deep inside
+    its seeding), floats (``1.5`` would be a different seed than the user meant), strings and bools.
+    """
+    if seed is None and allow_none:
+        return None
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)) and 0 <= seed <= MAX_SEED:
+        return int(seed)
+    allowed = "an integer from 0 to 2**64 - 1" + (" or None" if allow_none else "")
+    raise SeedError(f"{what}={short_repr(seed)} is not allowed: give {allowed}")
