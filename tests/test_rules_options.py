@@ -494,11 +494,13 @@ class TestWinning:
         assert game.over and game.winner == 0 and game.scores == [255, 0]
 
     def test_tied_top_score_plays_on(self):
-        game = make(DOMINO, no_draws=True, scores=[240, 250])
-        act(game, "6-4@W")  # 250 vs 250: a tie at the top is no win, play goes on
+        # a start tied at the target is a position play can reach (a tie at the top is no win);
+        # a unique top score at the target is refused, since that game would be won before it starts
+        game = make([["6-3", "3-1"], ["2-2", "5-2"]], no_draws=True, scores=[250, 250])
+        act(game, "6-3@W")  # count 9: nothing scored, still tied at the top, play goes on
         assert not game.over and game.scores == [250, 250]
-        act(game, "4-1@E")  # seat 1 loses round5(13) = 15: now seat 0 alone is on top
-        assert game.over and game.winner == 0 and game.scores == [250, 235]
+        act(game, "3-1@E")  # seat 0 dominoes; seat 1 loses round5(11) = 10: now seat 0 alone is on top
+        assert game.over and game.winner == 0 and game.scores == [250, 240]
 
     def test_exact_target(self):
         rules = dict(score_unit=5, target=61, exact_target=True, no_draws=True)

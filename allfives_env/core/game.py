@@ -15,15 +15,16 @@ fixes the whole game given the players' actions.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Optional, Sequence, Union
+from typing import Any, Mapping, NamedTuple, Optional, Sequence, Union
 
 import numpy as np
 
 from .actions import action_name
 from .board import Board
-from .errors import DealError, GameOverError, IllegalActionError
+from .errors import DealError, GameOverError, IllegalActionError, RulesError, short_repr
 from .events import Draw, Event, GameOver, HandStart, Pass, Play, Settlement
 from .rules import Rules
+from .seeds import check_seed
 from .tiles import TileLike, TileSet, tile_set
 
 SeedLike = Union[None, int, np.random.Generator]
@@ -35,13 +36,15 @@ class Deal(NamedTuple):
 
     ``leader`` None lets the rules choose (random, highest double, the player who dominoed, ...).
     ``opening_drawer`` is only used by ``no_double_fallback='draw_until_double'``: the seat that draws
-    first (None: chosen at random).
+    first (None: chosen at random). ``leader_fixed`` says that ``leader`` was chosen by hand against the
+    rules (a user's fixed deal): a replay records it, so that verifying the game does not reject it.
     """
 
     hands: tuple[tuple[int, ...], ...]
     boneyard: tuple[int, ...]
     leader: Optional[int] = None
     opening_drawer: Optional[int] = None
+    leader_fixed: bool = False
 
     @staticmethod
     def from_tiles(
@@ -103,6 +106,77 @@ class Deal(NamedTuple):
         )
 
 
+#: The keys of a fixed start, as reset options of both environments take them.
+START_OPTION_KEYS = ("hands", "boneyard", "leader", "scores", "opening_drawer")
+
+
+def fixed_start(
+    rules: Rules, options: Any, rng: Optional[np.random.Generator], ignore_unknown: bool = False
+) -> tuple[list[Deal], Optional[list[int]]]:
+    """The first deal and starting scores that reset options fix (``hands``, ``boneyard``, ``leader``,
+    ``opening_drawer``, ``scores``; see :data:`START_OPTION_KEYS`), checked, for ``Game(deals=...,
+    scores=...)``. Unknown keys are refused, or left out when ``ignore_unknown`` (the caller warns).
+    """
+    if options is None:
+        return [], None
+    if not isinstance(options, Mapping):
+        raise DealError(f"reset options must be a dict with keys from {list(START_OPTION_KEYS)}, got {short_repr(options)}")
+    unknown = [k for k in options if k not in START_OPTION_KEYS]
+    if unknown and not ignore_unknown:
+        raise DealError(f"unknown reset option(s) {short_repr(unknown)}; allowed: {list(START_OPTION_KEYS)}")
+    deals = []
+    if any(k in options for k in ("hands", "boneyard", "leader", "opening_drawer")):
+        if "hands" not in options:
+            raise DealError("reset options 'boneyard'/'leader'/'opening_drawer' fix a deal and need 'hands' too")
+        deals.append(
+            Deal.from_tiles(rules, options["hands"], options.get("boneyard"), options.get("leader"), rng,
+                            options.get("opening_drawer"))
+        )
+    scores = options.get("scores")
+    return deals, None if scores is None else starting_scores(rules, scores)
+
+
+def starting_scores(rules: Rules, scores: Any) -> list[int]:
+    """Validate starting scores (one integer per side) and return them as Python ints.
+
+    Refused, because each would silently mean something else: a mapping (its keys would be read),
+    bools and floats (``6.9`` would become 6), a score below zero under ``allow_negative=False``, a
+    unique top score at or above the target (the game would be won before it starts; a tie at the top
+    plays on, as in play), scores beyond twice the target or below minus the target, and under
+    ``exact_target`` a score past the target or off the grid of score changes (that side could never
+    reach the target exactly).
+    """
+    sides = rules.num_sides
+    who = "team (seats 0+2, 1+3)" if rules.partnership else "player"
+    if not _is_sequence(scores) or len(scores) != sides or not all(_is_int(x) for x in scores):
+        raise DealError(f"scores={short_repr(scores)} is not allowed: give a list of {sides} integers, one per {who}")
+    values = [int(x) for x in scores]
+    low = 0 if not rules.allow_negative else -rules.target
+    high = rules.target if rules.exact_target else 2 * rules.target - 1
+    for side, value in enumerate(values):
+        if not low <= value <= high:
+            floor = "0 (allow_negative=False)" if not rules.allow_negative else f"{low}"
+            raise DealError(
+                f"scores={values} is not allowed: side {side} has {value}; starting scores run from {floor} to {high}"
+            )
+        if rules.exact_target and (rules.target - value) % rules.score_step:
+            raise DealError(
+                f"scores={values} is not allowed under exact_target: side {side} at {value} could never reach "
+                f"exactly {rules.target}, since scores move in steps of {rules.score_step}"
+            )
+    top = max(values)
+    if top >= rules.target and values.count(top) == 1:
+        raise DealError(
+            f"scores={values} is not allowed: side {values.index(top)} would have won before the game starts "
+            f"(a unique top score at or above the target {rules.target}); a tie at the top plays on"
+        )
+    return values
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
 def _is_sequence(value: Any) -> bool:
     """A list or tuple (or array): strings and mappings do not count as a sequence of tiles."""
     return isinstance(value, (list, tuple, np.ndarray))
@@ -119,12 +193,13 @@ class HandRecord(NamedTuple):
     first_event: int
     opening_drawer: Optional[int] = None
     redeals: int = 0
+    leader_fixed: bool = False  # the deal's leader overrode the one the rules give
 
 
 def _as_generator(seed: SeedLike) -> np.random.Generator:
     if isinstance(seed, np.random.Generator):
         return seed
-    return np.random.default_rng(seed)
+    return np.random.default_rng(check_seed(seed))
 
 
 class Game:
@@ -154,6 +229,8 @@ class Game:
         check_leaders: bool = False,
         deal_seed: Optional[int] = None,
     ) -> None:
+        if rules is not None and not isinstance(rules, Rules):
+            raise RulesError(f"rules must be a Rules object (Rules(...) or Rules.from_options({{...}})), got {short_repr(rules)}")
         self.rules = rules if rules is not None else Rules()
         r = self.rules
         self.tiles: TileSet = tile_set(r.max_pip)
@@ -167,17 +244,9 @@ class Game:
         self._immediate_win = r.win_check == "immediate"
         self.stop_after_hand = stop_after_hand
         self.check_leaders = check_leaders
-        self.deal_seed = deal_seed
+        self.deal_seed = check_seed(deal_seed, "deal_seed")
         self._scripted = list(deals)
-        if scores is None:
-            self.scores = [0] * self.num_sides
-        else:
-            if len(scores) != self.num_sides or not all(isinstance(s, (int, np.integer)) for s in scores):
-                raise DealError(
-                    f"scores={list(scores)!r} is not allowed: give {self.num_sides} integers, one per "
-                    f"{'team (seats 0+2, 1+3)' if r.partnership else 'player'}"
-                )
-            self.scores = [int(s) for s in scores]
+        self.scores = [0] * self.num_sides if scores is None else starting_scores(r, scores)
         self.is_in = [s != 0 for s in self.scores]  # for min_first_score: has the side scored yet?
         self.events: list[Event] = []
         self.hand_records: list[HandRecord] = []
@@ -187,7 +256,8 @@ class Game:
         self.winner: Optional[int] = None
         self.truncated = False
         self.current = -1
-        self.legal: list[int] = []
+        # a tuple, never the engine's own list: a caller cannot make an unheld tile legal by appending
+        self.legal: tuple[int, ...] = ()
         self.leader = -1
         self._last_result: Optional[tuple[str, int, list[int]]] = None  # (result, dominoer, pips) of last hand
         self._new_hand()
@@ -265,7 +335,6 @@ class Game:
         other.__dict__.update(self.__dict__)
         other.scores = self.scores[:]
         other.is_in = self.is_in[:]
-        other.legal = self.legal[:]
         other.board = self.board.copy()
         other.hands = self.hands[:]
         other._stock = self._stock[:]
@@ -298,10 +367,10 @@ class Game:
     def _illegal_message(self, action: Any) -> str:
         names = ", ".join(self.action_names(sorted(self.legal)))
         limit = self.tiles.size * 4 + (1 if self.draw_action >= 0 else 0)
-        if not isinstance(action, (int, np.integer)) or isinstance(action, bool):
-            what = f"action {action!r} is not an integer action id"
+        if not isinstance(action, (int, np.integer)) or isinstance(action, (bool, np.bool_)):
+            what = f"action {short_repr(action)} is not an integer action id"
         elif not 0 <= action < limit:
-            what = f"action {action} is out of range 0..{limit - 1}"
+            what = f"action {short_repr(action)} is out of range 0..{limit - 1}"
         else:
             what = f"action {action} ({action_name(int(action), self.tiles)}) is not legal for seat {self.current}"
         return f"{what}; legal actions: {names} (ids {sorted(self.legal)})"
@@ -344,7 +413,7 @@ class Game:
         acts = board.placements(hands[seat])
         if acts and self.draw_action < 0:  # the common case: the next seat can play, drawing is no choice
             self.current = seat
-            self.legal = acts
+            self.legal = tuple(acts)
             return
         self._offer(seat, acts)
 
@@ -407,7 +476,7 @@ class Game:
         if self.draw_action >= 0 and self._can_draw():
             acts.append(self.draw_action)
         self.current = seat
-        self.legal = acts
+        self.legal = tuple(acts)
 
     def _draw(self, seat: int, forced: bool) -> int:
         tile = self._stock.pop()
@@ -510,7 +579,7 @@ class Game:
         self.winner = winner
         self.truncated = truncated
         self.current = -1
-        self.legal = []
+        self.legal = ()
         self.events.append(GameOver(winner, tuple(self.scores), truncated))
 
     # ================================================================== dealing
@@ -543,7 +612,8 @@ class Game:
                 )
             redeals += 1
         leader = deal.leader if deal.leader is not None else expected
-        if self.check_leaders and deal.leader is not None and expected is not None and deal.leader != expected:
+        overridden = deal.leader is not None and expected is not None and deal.leader != expected
+        if overridden and self.check_leaders and not deal.leader_fixed:
             raise DealError(f"hand {self.hand_number}: leader {deal.leader} does not follow from the rules, which give seat {expected}")
         if lead_tile >= 0 and not (hands[leader] >> lead_tile) & 1:
             lead_tile = -1  # a user-chosen leader does not hold the designated tile: free lead
@@ -558,12 +628,12 @@ class Game:
         self._pending_void: Optional[tuple[int, int]] = None
         self.hand_records.append(
             HandRecord(self.hand_number, deal.hands, deal.boneyard, leader, tuple(self.scores), len(self.events),
-                       opening_drawer, redeals)
+                       opening_drawer, redeals, overridden)
         )
         self.events.append(HandStart(self.hand_number, leader, tuple(self.scores)))
         self.events.extend(opening)
         self.current = leader
-        self.legal = [lead_tile << 2] if lead_tile >= 0 else self.board.placements(self.hands[leader])
+        self.legal = (lead_tile << 2,) if lead_tile >= 0 else tuple(self.board.placements(self.hands[leader]))
 
     def _choose_leader(
         self, deal: Deal, hands: list[int], stock: list[int], opening: list[Event], first: bool

@@ -15,7 +15,9 @@ import numbers
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Mapping, Optional, Union
 
-from .errors import RulesError
+import numpy as np
+
+from .errors import RulesError, short_repr as _short
 from .tiles import SUPPORTED_MAX_PIPS, tile_set
 
 #: Deal sizes by player count for the double-six set (RULES.md §2): the seed default and its variants.
@@ -45,8 +47,31 @@ _BOOL_OPTIONS = (
 _SET_NAMES = {6: "double-six", 9: "double-nine", 12: "double-twelve"}
 
 
+#: The highest target accepted (in points): a game far past any table's target could run for so many
+#: hands that its event log would not fit in memory, and with ``max_hands=None`` nothing else ends it.
+MAX_TARGET = 10_000
+
+
 def _is_int(value: Any) -> bool:
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+
+
+def _plain(value: Any) -> Any:
+    """numpy scalars as the Python values they stand for (``np.int64(3)`` -> ``3``), so that rules built
+    from arrays compare, hash and serialise to JSON like rules built from literals."""
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.str_):
+        return str(value)
+    return value
+
+
+def max_count(max_pip: int) -> int:
+    """The largest count the layout of the double-``max_pip`` set can show: four arms each ending in a
+    different double, none of them the spinner's (36 for double-six; 2 x (m + m-1 + m-2 + m-3))."""
+    return 2 * (4 * max_pip - 6)
 
 
 @dataclass(frozen=True)
@@ -89,6 +114,11 @@ class Rules:
 
     # ------------------------------------------------------------------ construction
     def __post_init__(self) -> None:
+        for f in fields(self):
+            value = getattr(self, f.name)
+            plain = _plain(value)
+            if plain is not value:
+                object.__setattr__(self, f.name, plain)
         n = self.num_players
         if not _is_int(n) or not 2 <= n <= 4:
             raise RulesError(f"num_players={n!r} is not allowed: All Fives is played by 2, 3 or 4 players")
@@ -165,20 +195,39 @@ class Rules:
                 "rounding='none' cannot be combined with score_unit=5: hand pips that are not a multiple of 5 "
                 "have no value in units of 5; use rounding='nearest' or 'down'"
             )
-        if not _is_int(self.min_first_score) or self.min_first_score < 0:
-            raise RulesError(f"min_first_score={self.min_first_score!r} is not allowed: give a count of 0 (off) or more, e.g. 10")
+        top_count = 5 * (max_count(self.max_pip) // 5)
+        if not _is_int(self.min_first_score) or not 0 <= self.min_first_score <= top_count:
+            raise RulesError(
+                f"min_first_score={_short(self.min_first_score)} is not allowed: give a count from 0 (off) to "
+                f"{top_count}, the highest scoring count of the {_SET_NAMES[self.max_pip]} set, e.g. 10"
+            )
         target = self.target
         if target is None or target == "auto":
             target = (250 if n == 2 else 200) // self.score_unit
-        if not _is_int(target) or target < 1:
-            raise RulesError(f"target={self.target!r} is not allowed: give a positive integer (or null for the default)")
+        top_target = MAX_TARGET // self.score_unit
+        if not _is_int(target) or not 1 <= target <= top_target:
+            raise RulesError(
+                f"target={_short(self.target)} is not allowed: give a positive integer up to {top_target} "
+                f"(or null for the default)"
+            )
         object.__setattr__(self, "target", int(target))
+        if self.exact_target and self.score_step > 1 and target % self.score_step:
+            raise RulesError(
+                f"exact_target=True with target={target} can never be won: with score_unit=1 and "
+                f"rounding={self.rounding!r} every score moves in steps of {self.score_step}; give a target "
+                f"that is a multiple of {self.score_step}, or use score_unit=5 (e.g. target 61)"
+            )
         if self.max_hands is not None and (not _is_int(self.max_hands) or self.max_hands < 1):
             raise RulesError(f"max_hands={self.max_hands!r} is not allowed: give a positive integer or null (no cap)")
 
     @classmethod
     def from_options(cls, options: Optional[Mapping[str, Any]] = None, **overrides: Any) -> "Rules":
         """Build rules from a mapping (a YAML/JSON config), rejecting unknown keys with a suggestion."""
+        if options is not None and not isinstance(options, Mapping):
+            raise RulesError(
+                f"rules options must be a mapping of option names to values, got {type(options).__name__} "
+                f"{_short(options)}"
+            )
         merged = dict(options or {})
         merged.update(overrides)
         known = {f.name for f in fields(cls)}
@@ -194,6 +243,13 @@ class Rules:
         return asdict(self)
 
     # ------------------------------------------------------------------ derived facts
+    @property
+    def score_step(self) -> int:
+        """The step every score change is a multiple of: 5 when points are counts and settlements are
+        rounded to fives (``score_unit=1``, rounding not ``'none'``), else 1. Starting scores off that
+        grid can never meet an ``exact_target``."""
+        return 5 if self.score_unit == 1 and self.rounding != "none" else 1
+
     @property
     def num_sides(self) -> int:
         """Number of scoring sides: 2 teams in partnership, else one per player."""
