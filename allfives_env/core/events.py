@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple, Optional, Union
 
-from .errors import ReplayError
+from .errors import DealError, ReplayError, short_repr
 from .tiles import TileSet
 
 SLOT_NAMES = ("W", "E", "N", "S")
@@ -104,28 +104,72 @@ def event_to_dict(event: Event, tiles: TileSet) -> dict[str, Any]:
     return out
 
 
+#: What each JSON field of an event must hold: replays are checked field by field, so that a value of
+#: the wrong type (a bool for a seat, a string for the scores) is refused instead of compared loosely.
+_FIELD_KINDS = {
+    "hand": "int", "leader": "int", "seat": "int", "count": "int", "points": "int",
+    "tile": "tile", "slot": "slot", "forced": "bool", "truncated": "bool", "result": "str",
+    "scores": "ints", "pips": "ints", "deltas": "ints", "winner": "int_or_none",
+}
+_KIND_TEXT = {
+    "int": "an integer", "tile": "a tile [a, b]", "slot": f"one of {list(SLOT_NAMES)}", "bool": "true or false",
+    "str": "a string", "ints": "a list of integers", "int_or_none": "an integer or null",
+}
+
+
+def _is_int(value: Any) -> bool:
+    return type(value) is int
+
+
 def event_from_dict(data: Any, tiles: TileSet, where: str = "event") -> Event:
-    """Parse the JSON form back into an event, failing with :class:`ReplayError` naming ``where``."""
-    if not isinstance(data, dict) or data.get("type") not in _BY_KIND:
-        raise ReplayError(f"{where}: not an event record (expected an object whose 'type' is one of {list(_BY_KIND)}): {data!r}")
-    cls = _BY_KIND[data["type"]]
+    """Parse the JSON form back into an event, failing with :class:`ReplayError` naming ``where``.
+
+    Strict: the ``type`` must be a known event kind, every field of that kind must be present with a
+    value of its type (integers are JSON integers, not bools or floats), and no other field may appear.
+    """
+    kind = data.get("type") if isinstance(data, dict) else None
+    if not isinstance(kind, str) or kind not in _BY_KIND:
+        raise ReplayError(
+            f"{where}: not an event record (expected an object whose 'type' is one of {list(_BY_KIND)}): "
+            f"{short_repr(data)}"
+        )
+    cls = _BY_KIND[kind]
+    extra = sorted(str(k) for k in data if k != "type" and k not in cls._fields)
+    if extra:
+        raise ReplayError(f"{where}: {kind} event has unknown field(s) {short_repr(extra)}; its fields are {list(cls._fields)}")
     values = []
     for name in cls._fields:
         if name not in data:
-            raise ReplayError(f"{where}: {data['type']} event lacks the field {name!r}")
-        value = data[name]
-        try:
-            if name == "tile":
-                value = -1 if value is None else tiles.parse(value)
-            elif name == "slot":
-                if value not in SLOT_NAMES:
-                    raise ReplayError(f"{where}: slot {value!r} is not one of {list(SLOT_NAMES)}")
-                value = SLOT_NAMES.index(value)
-            elif isinstance(value, list):
-                value = tuple(value)
-        except ValueError as exc:
-            if isinstance(exc, ReplayError):
-                raise
-            raise ReplayError(f"{where}: {exc}") from None
-        values.append(value)
+            raise ReplayError(f"{where}: {kind} event lacks the field {name!r}")
+        values.append(_field(name, data[name], tiles, kind, where))
     return cls(*values)
+
+
+def _field(name: str, value: Any, tiles: TileSet, kind: str, where: str) -> Any:
+    """One event field, checked against its kind and converted to the engine's form."""
+    expected = _FIELD_KINDS[name]
+    if expected == "tile":
+        if value is None and kind == "draw":
+            return -1  # another seat's draw, hidden
+        try:
+            return tiles.parse(value)
+        except DealError as exc:
+            raise ReplayError(f"{where}: {exc}") from None
+    if expected == "slot":
+        if isinstance(value, str) and value in SLOT_NAMES:
+            return SLOT_NAMES.index(value)
+    elif expected == "int":
+        if _is_int(value):
+            return value
+    elif expected == "int_or_none":
+        if value is None or _is_int(value):
+            return value
+    elif expected == "bool":
+        if isinstance(value, bool):
+            return value
+    elif expected == "str":
+        if isinstance(value, str):
+            return value
+    elif isinstance(value, list) and all(_is_int(x) for x in value):
+        return tuple(value)
+    raise ReplayError(f"{where}: {kind} field {name!r} must be {_KIND_TEXT[expected]}, got {short_repr(value)}")

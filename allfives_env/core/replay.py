@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any, Optional, Union
 
 from .actions import action_name
-from .errors import DealError, IllegalActionError, ReplayError, RulesError
+from .errors import DealError, IllegalActionError, ReplayError, RulesError, short_repr
 from .events import Draw, Event, HandStart, Play, event_from_dict, event_to_dict
 from .game import Deal, Game
 from .rules import Rules
@@ -58,6 +58,7 @@ def game_record(game: Game, seed: Optional[int] = None) -> dict[str, Any]:
                 "leader": rec.leader,
                 "scores_before": list(rec.scores),
                 "opening_drawer": rec.opening_drawer,
+                **({"leader_fixed": True} if rec.leader_fixed else {}),
                 "deal": {
                     "hands": [[list(pairs[t]) for t in hand] for hand in rec.hands],
                     "boneyard": [list(pairs[t]) for t in rec.boneyard],
@@ -87,34 +88,90 @@ def save_replay(source: Union[Game, dict[str, Any]], path: Union[str, Path], see
     return path
 
 
+#: The largest replay file read: a 200-hand game is about 2 MB, so this leaves room for any real game
+#: while a stream without end (``/dev/zero``) or a giant file is refused instead of filling memory.
+MAX_REPLAY_BYTES = 64 * 1024 * 1024
+#: The most digits an integer of a replay may have: replays hold seats, tiles, counts and scores only.
+_MAX_INT_DIGITS = 24
+
+
+def _parse_int(text: str) -> int:
+    if len(text.lstrip("-")) > _MAX_INT_DIGITS:
+        raise ReplayError(f"replay holds an integer of {len(text)} digits; replays hold small integers only")
+    return int(text)
+
+
+def _refuse_float(text: str) -> float:
+    raise ReplayError(f"replay holds the number {text[:40]}; replays hold integers only")
+
+
+def _read_text(path: Path) -> str:
+    """The file's text, read with a size limit, as UTF-8; every failure is a :class:`ReplayError`."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_REPLAY_BYTES + 1)
+    except OSError as exc:
+        raise ReplayError(f"cannot read replay file {str(path)!r}: {exc.strerror or exc}") from None
+    if len(data) > MAX_REPLAY_BYTES:
+        raise ReplayError(
+            f"{str(path)!r} is larger than {MAX_REPLAY_BYTES // (1024 * 1024)} MiB, far more than any All Fives "
+            "replay; not read"
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ReplayError(f"{str(path)!r} is not a UTF-8 text file, so not an All Fives replay") from None
+
+
+def _is_file(text: str) -> bool:
+    try:
+        return Path(text).is_file()
+    except (OSError, ValueError):  # a name too long for the file system, or with a NUL byte
+        return False
+
+
 def read_record(source: Union[str, Path, dict[str, Any]]) -> dict[str, Any]:
-    """Load a record from a dict, a JSON string or a file path, checking that it is ours."""
+    """Load a record from a dict, a JSON string or a file path, checking that it is ours.
+
+    A string names a file when such a file exists (even one whose name starts with ``{``), and is read
+    as JSON text otherwise when it starts with ``{``. Files are read up to :data:`MAX_REPLAY_BYTES`.
+    """
     if isinstance(source, dict):
-        record = source
-    else:
+        record: Any = source
+    elif isinstance(source, (str, Path)):
         text = str(source)
-        if isinstance(source, Path) or not text.lstrip().startswith("{"):
-            try:
-                text = Path(source).read_text()
-            except OSError as exc:
-                raise ReplayError(f"cannot read replay file {str(source)!r}: {exc.strerror or exc}") from None
-            except UnicodeDecodeError:
-                raise ReplayError(f"{str(source)!r} is not a text file, so not an All Fives replay") from None
+        if isinstance(source, str) and text.lstrip().startswith("{") and not _is_file(text):
+            pass  # JSON text
+        else:
+            text = _read_text(Path(source))
         try:
-            record = json.loads(text)
+            record = json.loads(text, parse_int=_parse_int, parse_float=_refuse_float, parse_constant=_refuse_float)
         except json.JSONDecodeError as exc:
             raise ReplayError(f"replay is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
+        except RecursionError:
+            raise ReplayError("replay JSON is nested too deeply to be an All Fives replay") from None
+        except ValueError as exc:  # the number checks above, or a decoder limit
+            raise ReplayError(str(exc) if isinstance(exc, ReplayError) else f"replay is not valid JSON: {exc}") from None
+    else:
+        raise ReplayError(
+            f"a replay is a file path, JSON text or a record dict, got {type(source).__name__} {short_repr(source)}"
+        )
     if not isinstance(record, dict) or record.get("format") != REPLAY_FORMAT:
         raise ReplayError(
             f"not an All Fives replay: expected a JSON object with \"format\": \"{REPLAY_FORMAT}\""
         )
-    if record.get("version") != REPLAY_VERSION:
+    version = record.get("version")
+    if type(version) is not int or version != REPLAY_VERSION:
         raise ReplayError(
-            f"replay version {record.get('version')!r} is not supported: this library reads version {REPLAY_VERSION}"
+            f"replay version {short_repr(version)} is not supported: this library reads version {REPLAY_VERSION} "
+            "(the integer)"
         )
     for key in ("rules", "hands"):
         if key not in record:
             raise ReplayError(f"replay lacks the field {key!r}")
+    seed = record.get("seed")
+    if seed is not None and (type(seed) is not int or seed < 0):
+        raise ReplayError(f"replay seed must be a non-negative integer or null, got {short_repr(seed)}")
     return record
 
 
@@ -123,7 +180,7 @@ def load_replay(source: Union[str, Path, dict[str, Any]]) -> Game:
     first event that does not follow from the rules, or at a summary field that contradicts them."""
     record = read_record(source)
     if not isinstance(record["rules"], dict):
-        raise ReplayError(f"replay 'rules' must be an object of rules options, got {record['rules']!r}")
+        raise ReplayError(f"replay 'rules' must be an object of rules options, got {short_repr(record['rules'])}")
     try:
         rules = Rules.from_options(record["rules"])
     except (RulesError, TypeError, ValueError) as exc:
@@ -135,45 +192,71 @@ def load_replay(source: Union[str, Path, dict[str, Any]]) -> Game:
     deals = []
     flat: list[tuple[int, int, Event]] = []
     for h, hand in enumerate(hands, start=1):
-        where = f"hand {h}"
-        if not isinstance(hand, dict) or not isinstance(hand.get("deal"), dict) or not isinstance(hand.get("events"), list):
-            raise ReplayError(f"{where}: expected an object with 'deal' and 'events'")
-        try:
-            deal = Deal.from_tiles(
-                rules, hand["deal"].get("hands"), hand["deal"].get("boneyard"), hand.get("leader"), None,
-                hand.get("opening_drawer"),
-            )
-        except (DealError, TypeError) as exc:
-            raise ReplayError(f"{where}: invalid deal: {exc}") from None
-        if deal.leader is None:
-            raise ReplayError(f"{where}: the record lacks the leader")
-        deals.append(deal)
-        for i, data in enumerate(hand["events"]):
-            flat.append((h, i, event_from_dict(data, tiles, f"{where}, event {i}")))
+        deals.append(_read_deal(rules, hand, h))
+        flat.extend((h, i, event_from_dict(data, tiles, f"hand {h}, event {i}")) for i, data in enumerate(hand["events"]))
     first_scores = hands[0].get("scores_before")
-    if first_scores is not None and (
-        not isinstance(first_scores, list) or not all(isinstance(x, int) and not isinstance(x, bool) for x in first_scores)
-    ):
-        raise ReplayError(f"hand 1: scores_before must be a list of integers, got {first_scores!r}")
     stop_after_hand = record.get("stop_after_hand", False)
     if not isinstance(stop_after_hand, bool):
-        raise ReplayError(f"stop_after_hand must be true or false, got {stop_after_hand!r}")
+        raise ReplayError(f"stop_after_hand must be true or false, got {short_repr(stop_after_hand)}")
     try:
         game = Game(rules, 0, deals=deals, scores=first_scores, stop_after_hand=stop_after_hand, check_leaders=True)
     except DealError as exc:
-        raise ReplayError(f"hand 1: {exc}") from None
+        raise ReplayError(_in_hand(1, exc)) from None
     _replay_events(game, flat)
     _check_summary(game, record, hands)
     return game
 
 
+def _in_hand(hand: int, exc: Exception) -> str:
+    """An engine message placed in a hand, without saying the hand twice."""
+    text = str(exc)
+    return text if text.startswith("hand ") else f"hand {hand}: {text}"
+
+
+def _read_deal(rules: Rules, hand: Any, h: int) -> Deal:
+    """Hand ``h`` of a record as a :class:`Deal`, with its fields checked."""
+    where = f"hand {h}"
+    if not isinstance(hand, dict) or not isinstance(hand.get("deal"), dict) or not isinstance(hand.get("events"), list):
+        raise ReplayError(f"{where}: expected an object with 'deal' and 'events'")
+    if hand.get("hand") != h or type(hand.get("hand")) is not int:
+        raise ReplayError(f"{where}: its 'hand' number is {short_repr(hand.get('hand'))}; hands are numbered 1, 2, ... in order")
+    scores = hand.get("scores_before")
+    if scores is not None and (not isinstance(scores, list) or not all(type(x) is int for x in scores)):
+        raise ReplayError(f"{where}: scores_before must be a list of integers, got {short_repr(scores)}")
+    fixed = hand.get("leader_fixed", False)
+    if not isinstance(fixed, bool):
+        raise ReplayError(f"{where}: leader_fixed must be true or false, got {short_repr(fixed)}")
+    try:
+        deal = Deal.from_tiles(
+            rules, hand["deal"].get("hands"), hand["deal"].get("boneyard"), hand.get("leader"), None,
+            hand.get("opening_drawer"),
+        )
+    except DealError as exc:
+        raise ReplayError(f"{where}: invalid deal: {exc}") from None
+    if deal.leader is None:
+        raise ReplayError(f"{where}: the record lacks the leader")
+    return deal._replace(leader_fixed=fixed)
+
+
 def _check_summary(game: Game, record: dict[str, Any], hands: list[dict[str, Any]]) -> None:
-    """The fields beside the events must agree with the re-simulated game."""
-    for h, (hand, rec) in enumerate(zip(hands, game.hand_records), start=1):
-        if "scores_before" in hand and hand["scores_before"] != list(rec.scores):
-            raise ReplayError(f"hand {h}: scores_before {hand['scores_before']} differ from the re-simulated {list(rec.scores)}")
+    """The fields beside the events must agree with the re-simulated game, and each hand's events must
+    be the ones that hand produced (not merely the right sequence split at other places)."""
     if len(hands) != len(game.hand_records):
         raise ReplayError(f"the record lists {len(hands)} hands but its events play {len(game.hand_records)}")
+    records = game.hand_records
+    for h, (hand, rec) in enumerate(zip(hands, records), start=1):
+        if "scores_before" in hand and hand["scores_before"] != list(rec.scores):
+            raise ReplayError(
+                f"hand {h}: scores_before {short_repr(hand['scores_before'])} differ from the re-simulated {list(rec.scores)}"
+            )
+        end = records[h].first_event if h < len(records) else len(game.events)
+        if len(hand["events"]) != end - rec.first_event:
+            raise ReplayError(
+                f"hand {h}: the record lists {len(hand['events'])} events for this hand, but it has "
+                f"{end - rec.first_event}; events are grouped under the wrong hand"
+            )
+        if hand.get("leader_fixed", False) != rec.leader_fixed:
+            raise ReplayError(f"hand {h}: leader_fixed is set, but the leader is the one the rules give")
     expected = {
         "over": game.over,
         "winner": game.winner,
@@ -181,9 +264,9 @@ def _check_summary(game: Game, record: dict[str, Any], hands: list[dict[str, Any
         "final_scores": list(game.scores),
     }
     for key, value in expected.items():
-        if key in record and record[key] != value:
+        if key in record and (record[key] != value or type(record[key]) is not type(value)):
             name = key.replace("_", " ")
-            raise ReplayError(f"the record's {name} ({record[key]!r}) does not match what its events give ({value!r})")
+            raise ReplayError(f"the record's {name} ({short_repr(record[key])}) does not match what its events give ({value!r})")
 
 
 def _replay_events(game: Game, flat: list[tuple[int, int, Event]]) -> None:
@@ -223,7 +306,7 @@ def _replay_events(game: Game, flat: list[tuple[int, int, Event]]) -> None:
         try:
             game.step(action)
         except DealError as exc:  # the next hand's recorded deal contradicts the rules
-            raise ReplayError(str(exc)) from None
+            raise ReplayError(_in_hand(h, exc)) from None
         except IllegalActionError as exc:
             raise ReplayError(f"hand {h}, event {k}: {exc}") from None
     if gi < len(game.events):
@@ -234,13 +317,16 @@ def _replay_events(game: Game, flat: list[tuple[int, int, Event]]) -> None:
 
 
 def _describe(event: Event, tiles: Any) -> str:
+    """An event in words for an error message; numbers from the record are shown bounded (they may be
+    anything a hostile file holds)."""
+    n = short_repr
     if type(event) is Play:
-        return (f"play {action_name(event.tile * 4 + event.slot, tiles)} by seat {event.seat} "
-                f"(count {event.count}, points {event.points})")
+        return (f"play {action_name(event.tile * 4 + event.slot, tiles)} by seat {n(event.seat)} "
+                f"(count {n(event.count)}, points {n(event.points)})")
     if type(event) is Draw:
         tile = tiles.name(event.tile) if event.tile >= 0 else "?"
-        return f"draw {tile} by seat {event.seat}{' (forced)' if event.forced else ''}"
+        return f"draw {tile} by seat {n(event.seat)}{' (forced)' if event.forced else ''}"
     if type(event) is HandStart:
-        return f"hand {event.hand} start (leader {event.leader}, scores {list(event.scores)})"
-    fields = ", ".join(f"{name}={list(v) if isinstance(v, tuple) else v}" for name, v in zip(event._fields, event))
+        return f"hand {n(event.hand)} start (leader {n(event.leader)}, scores {n(list(event.scores))})"
+    fields = ", ".join(f"{name}={n(list(v) if isinstance(v, tuple) else v)}" for name, v in zip(event._fields, event))
     return f"{event.kind} ({fields})"
