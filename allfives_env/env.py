@@ -8,20 +8,20 @@ observations (:mod:`allfives_env.encoding`), score changes -> rewards. All rules
 from __future__ import annotations
 
 import warnings
-from typing import TYPE_CHECKING, Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Union
 
 import gymnasium
 import numpy as np
 from gymnasium import spaces
-from gymnasium.utils import EzPickle
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from .core.errors import IllegalActionError, RulesError
+from .core.errors import GameOverError, IllegalActionError, NotResetError, RulesError, short_repr
 from .core.events import public_view
-from .core.game import Deal, Game
+from .core.game import START_OPTION_KEYS, Game, fixed_start
 from .core.replay import game_record
 from .core.rules import Rules
+from .core.seeds import check_seed
 from .encoding import ObservationEncoder
 from .render import render_text
 
@@ -30,21 +30,69 @@ if TYPE_CHECKING:  # pragma: no cover
 
 REWARD_MODES = ("win", "points")
 EPISODE_MODES = ("game", "hand")
-RESET_OPTION_KEYS = ("hands", "boneyard", "leader", "scores", "opening_drawer")
+RESET_OPTION_KEYS = START_OPTION_KEYS
 
 
 def env(**kwargs: Any) -> AECEnv:
     """``raw_env`` wrapped like PettingZoo's classic environments: an illegal move ends the game with
-    reward -1 for the offender (``TerminateIllegalWrapper``), out-of-range actions assert, and the API
-    order (reset before step, ...) is enforced."""
+    reward -1 for the offender (``TerminateIllegalWrapper``), an out-of-range action raises
+    :class:`IllegalActionError`, and the API order (reset before step, ...) is enforced with
+    :class:`NotResetError` (PettingZoo's own wrappers raise a bare ``AssertionError``)."""
     aec = raw_env(**kwargs)
     aec = wrappers.TerminateIllegalWrapper(aec, illegal_reward=-1)
-    aec = wrappers.AssertOutOfBoundsWrapper(aec)
-    aec = wrappers.OrderEnforcingWrapper(aec)
+    aec = _OutOfBoundsChecked(aec)
+    aec = _OrderEnforced(aec)
     return aec
 
 
-class raw_env(AECEnv, EzPickle):
+class _OutOfBoundsChecked(wrappers.AssertOutOfBoundsWrapper):
+    """PettingZoo's out-of-bounds check, raising this package's :class:`IllegalActionError`."""
+
+    def step(self, action: Any) -> None:
+        agent = self.agent_selection
+        live = not (self.terminations.get(agent, True) or self.truncations.get(agent, True))
+        if live and (isinstance(action, (bool, np.bool_)) or not self.action_space(agent).contains(action)):
+            n = self.action_space(agent).n
+            raise IllegalActionError(
+                f"action {action!r} is not an action id of {agent}: give an integer 0..{n - 1} "
+                f"(None only for an agent that is done)"
+            )
+        self.env.step(action)
+
+
+class _OrderEnforced(wrappers.OrderEnforcingWrapper):
+    """PettingZoo's order enforcement, raising :class:`NotResetError` instead of ``AssertionError``."""
+
+    def _require_reset(self, what: str) -> None:
+        if not self._has_reset:
+            raise NotResetError(f"call reset() before {what}")
+
+    def step(self, action: Any) -> None:
+        self._require_reset("step()")
+        super().step(action)
+
+    def observe(self, agent: str) -> Any:
+        self._require_reset("observe()")
+        return super().observe(agent)
+
+    def state(self) -> np.ndarray:
+        self._require_reset("state()")
+        return super().state()
+
+    def render(self) -> Any:
+        self._require_reset("render()")
+        return super().render()
+
+    def agent_iter(self, max_iter: int = 2**63) -> Any:
+        self._require_reset("agent_iter()")
+        return super().agent_iter(max_iter)
+
+    def last(self, observe: bool = True) -> Any:
+        self._require_reset("last()")
+        return super().last(observe)
+
+
+class raw_env(AECEnv):
     """All Fives for 2-4 players. Keyword arguments: every rules option of :class:`Rules` (or
     ``rules=Rules(...)``), plus ``reward`` ("win" | "points"), ``episode`` ("game" | "hand"),
     ``render_mode`` ("ansi" | "human" | "rgb_array": an HxWx3 uint8 image, the seat to act's view) and
@@ -67,8 +115,6 @@ class raw_env(AECEnv, EzPickle):
         rules: Optional[Rules] = None,
         **options: Any,
     ) -> None:
-        EzPickle.__init__(self, render_mode=render_mode, reward=reward, episode=episode,
-                          action_features=action_features, rules=rules, **options)
         super().__init__()
         if rules is not None and options:
             raise RulesError(f"give either rules=Rules(...) or rules options as keywords, not both (got {sorted(options)})")
@@ -105,6 +151,30 @@ class raw_env(AECEnv, EzPickle):
         self._seed: Optional[int] = None
         self.game: Optional[Game] = None
 
+    # ================================================================== copies
+    # pickle, copy.deepcopy and multiprocessing carry the whole env, game included, so that a copy
+    # continues exactly like the original (PettingZoo's EzPickle would rebuild a fresh, never-reset env
+    # from the constructor's arguments instead).
+    def __getstate__(self) -> dict[str, Any]:
+        return self.__dict__.copy()
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        self._live_game("last()")
+        return super().last(observe)
+
+    def agent_iter(self, max_iter: int = 2**63) -> Any:
+        self._live_game("agent_iter()")
+        return super().agent_iter(max_iter)
+
+    def _live_game(self, what: str) -> Game:
+        """The game, or :class:`NotResetError` before the first reset."""
+        if self.game is None:
+            raise NotResetError(f"call reset() before {what}")
+        return self.game
+
     # ================================================================== spaces
     def observation_space(self, agent: str) -> spaces.Space:
         return self.observation_spaces[agent]
@@ -119,27 +189,19 @@ class raw_env(AECEnv, EzPickle):
         ``options`` may fix the first hand: ``{"hands": [[[a, b], ...], ...], "boneyard": [[a, b], ...],
         "leader": 0, "scores": [...]}``. ``boneyard`` may list just the top tiles (index 0 is drawn first).
         """
-        if seed is not None:
-            self._rng = np.random.default_rng(seed)
+        seed = check_seed(seed)
+        # everything is checked before anything changes: a refused reset leaves the env as it was
+        rng = np.random.default_rng(seed) if seed is not None else self._rng
+        if isinstance(options, Mapping):
+            unknown = sorted(str(k) for k in options if k not in RESET_OPTION_KEYS)
+            if unknown:
+                # PettingZoo's api_test passes arbitrary options and expects them to be ignored: warn, not raise
+                warnings.warn(f"ignoring unknown reset option(s) {unknown}; allowed: {list(RESET_OPTION_KEYS)}",
+                              stacklevel=2)
+        deals, scores = fixed_start(self.rules, options, rng, ignore_unknown=True)
+        self.game = Game(self.rules, rng, deals=deals, scores=scores, stop_after_hand=self.episode == "hand")
+        self._rng = rng
         self._seed = seed
-        options = dict(options or {})
-        unknown = sorted(set(options) - set(RESET_OPTION_KEYS))
-        if unknown:
-            # PettingZoo's api_test passes arbitrary options and expects them to be ignored, so warn, not raise
-            warnings.warn(f"ignoring unknown reset option(s) {unknown}; allowed: {list(RESET_OPTION_KEYS)}", stacklevel=2)
-        deals = []
-        if any(k in options for k in ("hands", "boneyard", "leader", "opening_drawer")):
-            if "hands" not in options:
-                raise RulesError("reset options 'boneyard'/'leader' fix a deal and need 'hands' too")
-            deals.append(
-                Deal.from_tiles(
-                    self.rules, options["hands"], options.get("boneyard"), options.get("leader"), self._rng,
-                    options.get("opening_drawer"),
-                )
-            )
-        self.game = Game(
-            self.rules, self._rng, deals=deals, scores=options.get("scores"), stop_after_hand=self.episode == "hand"
-        )
         self._start_scores = list(self.game.scores)
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
@@ -152,23 +214,37 @@ class raw_env(AECEnv, EzPickle):
 
     # ================================================================== observe / state
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        seat = self._seat[agent]
+        game = self._live_game("observe()")
+        seat = self._seat_of(agent)
         return {
-            "observation": self.encoder.encode(self.game, seat),
-            "action_mask": self.encoder.action_mask(self.game, seat),
+            "observation": self.encoder.encode(game, seat),
+            "action_mask": self.encoder.action_mask(game, seat),
         }
+
+    def _seat_of(self, agent: Any) -> int:
+        seat = self._seat.get(agent) if isinstance(agent, str) else None
+        if seat is None:
+            raise IllegalActionError(f"{short_repr(agent)} is not an agent of this env: agents are {self.possible_agents}")
+        return seat
 
     def state(self) -> np.ndarray:
         """Full-information state (every hand and the boneyard): for centralized critics only."""
-        return self.encoder.state(self.game)
+        return self.encoder.state(self._live_game("state()"))
 
     # ================================================================== step
     def step(self, action: Any) -> None:
+        game = self._live_game("step()")
+        if not self.agents:
+            raise GameOverError(
+                f"the game is over and every agent has stepped out (winner: {game.winner}, scores {game.scores}); "
+                "call reset() to start a new game"
+            )
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
+            if action is not None:
+                raise IllegalActionError(f"{agent} is done: step(None) removes it, got action {short_repr(action)}")
             self._was_dead_step(action)
             return
-        game = self.game
         seat = self._seat[agent]
         first_event = len(game.events)
         scores_before = game.scores[:] if self.reward_mode == "points" else None
@@ -260,15 +336,11 @@ class raw_env(AECEnv, EzPickle):
         ``make_agent("expert").act(env.unwrapped.player_view(env.agent_selection))``."""
         from .agents.base import PlayerView
 
-        if self.game is None:
-            raise RuntimeError("no game yet: call reset() first")
-        return PlayerView(self.game, self._seat[agent], self.encoder)
+        return PlayerView(self._live_game("player_view()"), self._seat_of(agent), self.encoder)
 
     def replay(self) -> dict[str, Any]:
         """The JSON replay record of the game so far (see :mod:`allfives_env.core.replay`)."""
-        if self.game is None:
-            raise RuntimeError("no game yet: call reset() first")
-        return game_record(self.game, seed=self._seed)
+        return game_record(self._live_game("replay()"), seed=self._seed)
 
     def close(self) -> None:
         pass

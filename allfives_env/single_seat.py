@@ -19,6 +19,8 @@ Dummy/SubprocVecEnv without wrappers. Registered as ``gymnasium.make("AllFives-v
 
 from __future__ import annotations
 
+import math
+import numbers
 from typing import Any, Optional, Sequence, Union
 
 import gymnasium
@@ -27,13 +29,23 @@ from gymnasium import spaces
 
 from .agents.base import Agent, OracleView, PlayerView
 from .agents.registry import AgentError, make_agent
-from .core.errors import IllegalActionError, RulesError
-from .core.game import Game
+from .core.errors import GameOverError, IllegalActionError, NotResetError, RulesError, short_repr
+from .core.game import Game, fixed_start
 from .core.rules import Rules
+from .core.seeds import check_seed
 from .encoding import ObservationEncoder
 from .render import render_text
 
 OpponentLike = Union[str, Agent]
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _is_finite_number(value: Any) -> bool:
+    """A real, finite number that is not a bool (weights and rewards)."""
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)) and math.isfinite(value)
 
 
 class AllFivesSingleSeatEnv(gymnasium.Env):
@@ -79,10 +91,12 @@ class AllFivesSingleSeatEnv(gymnasium.Env):
         if illegal_action not in ("terminate", "raise"):
             raise RulesError(f"illegal_action={illegal_action!r} is not allowed: choose 'terminate' or 'raise'")
         self.illegal_action = illegal_action
+        if not _is_finite_number(illegal_reward):
+            raise RulesError(f"illegal_reward={short_repr(illegal_reward)} is not allowed: give a finite number, e.g. -1.0")
         self.illegal_reward = float(illegal_reward)
         if render_mode not in (None, "ansi", "rgb_array"):
             raise RulesError(f"render_mode={render_mode!r} is not allowed: choose 'ansi', 'rgb_array' or None")
-        if seat is not None and not (isinstance(seat, (int, np.integer)) and 0 <= seat < n):
+        if seat is not None and not (_is_int(seat) and 0 <= seat < n):
             raise RulesError(f"seat={seat!r} is not allowed: give 0..{n - 1}, or None for a random seat each episode")
         if isinstance(opponents, (str, Agent)):
             opponents = [opponents]
@@ -93,14 +107,21 @@ class AllFivesSingleSeatEnv(gymnasium.Env):
         if opponent_weights is None:
             weights = np.full(len(self._pool), 1.0 / len(self._pool))
         else:
-            weights = np.asarray(opponent_weights, dtype=float)
-            if weights.shape != (len(self._pool),) or np.any(weights < 0) or weights.sum() <= 0:
+            given = list(opponent_weights) if isinstance(opponent_weights, (list, tuple, np.ndarray)) else None
+            if (given is None or len(given) != len(self._pool) or not all(_is_finite_number(w) for w in given)
+                    or any(w < 0 for w in given) or sum(given) <= 0):
                 raise AgentError(
-                    f"opponent_weights={list(opponent_weights)!r} must give one non-negative weight per opponent "
-                    f"({len(self._pool)}), not all zero"
+                    f"opponent_weights={short_repr(opponent_weights)} must give one finite, non-negative weight per "
+                    f"opponent ({len(self._pool)}), not all zero"
                 )
+            weights = np.asarray(given, dtype=float)
             weights = weights / weights.sum()
         self.opponent_weights = weights
+        if partner is not None and not self.rules.partnership:
+            raise AgentError(
+                f"partner={short_repr(partner)} is only for a 4-player partnership game (seats 0+2 vs 1+3); "
+                f"these rules have {n} players{' playing cut-throat' if n == 4 else ''}: leave partner out"
+            )
         self._partner = None if partner is None else self._build(partner)
         self.fixed_seat = None if seat is None else int(seat)
         self.reward_mode = reward
@@ -125,11 +146,17 @@ class AllFivesSingleSeatEnv(gymnasium.Env):
 
     # ------------------------------------------------------------------ gymnasium API
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None) -> tuple[np.ndarray, dict]:
+        """Start a new game. ``options`` may fix the first hand like :meth:`raw_env.reset` does
+        (``hands``, ``boneyard``, ``leader``, ``opening_drawer``, ``scores``); unknown keys are refused."""
+        seed = check_seed(seed)
+        fixed_start(self.rules, options, np.random.default_rng(0))  # checked first: a refused reset changes nothing
         super().reset(seed=seed)
         rng = self.np_random
         n = self.rules.num_players
         self.seat = self.fixed_seat if self.fixed_seat is not None else int(rng.integers(n))
-        self.game = Game(self.rules, int(rng.integers(2**63 - 1)), stop_after_hand=self.episode == "hand")
+        deals, scores = fixed_start(self.rules, options, rng)  # an unlisted rest of the boneyard: seeded order
+        self.game = Game(self.rules, int(rng.integers(2**63 - 1)), deals=deals, scores=scores,
+                         stop_after_hand=self.episode == "hand")
         for s in range(n):
             if s == self.seat:
                 self._seated[s] = None
@@ -148,10 +175,12 @@ class AllFivesSingleSeatEnv(gymnasium.Env):
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
         game = self.game
         if game is None:
-            raise RuntimeError("call reset() before step()")
+            raise NotResetError("call reset() before step()")
         if game.over or self._ended_by_illegal:
-            raise IllegalActionError("the episode is over: call reset() to start a new game")
-        if isinstance(action, bool) or not self.action_space.contains(action):  # not an action id: always an error
+            raise GameOverError("the episode is over: call reset() to start a new game")
+        if not (_is_int(action) or (isinstance(action, np.ndarray) and action.shape == () and
+                                    np.issubdtype(action.dtype, np.integer))) or not 0 <= action < self.action_space.n:
+            # not an action id: always an error (checked here: gymnasium's contains() overflows on huge ints)
             raise IllegalActionError(game._illegal_message(action))
         try:
             game.step(int(action))  # validates legality; an illegal action changes nothing
@@ -174,7 +203,7 @@ class AllFivesSingleSeatEnv(gymnasium.Env):
         mask = np.zeros(self.encoder.num_actions, dtype=bool)
         game = self.game
         if game is not None and game.current == self.seat and not self._ended_by_illegal:
-            mask[game.legal] = True
+            mask[list(game.legal)] = True
         return mask
 
     def render(self) -> Union[str, np.ndarray, None]:

@@ -14,6 +14,7 @@ import pytest
 import allfives_env
 from allfives_env import allfives_v0
 from allfives_env.core import (
+    NotResetError,
     AllFivesError,
     Deal,
     DealError,
@@ -219,8 +220,8 @@ def test_malformed_hands_are_a_deal_error(hands):
 
 
 def test_deal_options_need_hands():
-    raises(RulesError, _reset({"boneyard": ["1-3"]}), "hands")
-    raises(RulesError, _reset({"leader": 0}), "hands")
+    raises(DealError, _reset({"boneyard": ["1-3"]}), "hands")
+    raises(DealError, _reset({"leader": 0}), "hands")
 
 
 def test_unknown_reset_option_warns():
@@ -396,14 +397,27 @@ def test_env_wrapper_terminates_on_illegal_action_mid_game():
     assert env.rewards[offender] == -1 and sum(env.rewards.values()) == -1
 
 
-def test_env_wrapper_out_of_space_action_asserts():
+@pytest.mark.parametrize("action", [10_000, -1, 2.5, "3", True, None])
+def test_env_wrapper_out_of_space_action_is_a_typed_error(action):
+    # PettingZoo's own wrapper asserts; env() raises this package's error and changes nothing
     env = allfives_v0.env()
     env.reset(seed=0)
-    with pytest.raises(AssertionError, match="action space"):
-        env.step(10_000)
+    before = env.unwrapped.game.events[:]
+    with pytest.raises(IllegalActionError, match="0..111"):
+        env.step(action)
+    assert env.unwrapped.game.events == before
 
 
-def test_env_wrapper_enforces_reset_first():
-    env = allfives_v0.env()
-    with pytest.raises(Exception, match="reset"):
-        env.step(0)
+@pytest.mark.parametrize("call", ["step", "observe", "state", "render", "last", "agent_iter"])
+@pytest.mark.parametrize("make", [allfives_v0.env, allfives_v0.raw_env])
+def test_env_before_reset_is_a_typed_error(make, call):
+    env = make(render_mode="ansi")
+    calls = {
+        "step": lambda: env.step(0), "observe": lambda: env.observe("player_0"), "state": env.state,
+        "render": env.render, "last": env.last, "agent_iter": lambda: next(iter(env.agent_iter())),
+    }
+    if make is allfives_v0.raw_env and call == "render":
+        assert "reset" in calls[call]()  # the raw env renders a placeholder
+        return
+    with pytest.raises(NotResetError, match="reset"):
+        calls[call]()

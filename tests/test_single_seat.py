@@ -9,7 +9,7 @@ from gymnasium.utils.env_checker import check_env
 
 import allfives_env  # noqa: F401  (registers AllFives-v0)
 from allfives_env.agents import AgentError
-from allfives_env.core import IllegalActionError, RulesError
+from allfives_env.core import GameOverError, IllegalActionError, RulesError
 from allfives_env.single_seat import AllFivesSingleSeatEnv
 
 
@@ -119,7 +119,7 @@ def test_illegal_actions_terminate_or_raise() -> None:
     illegal = next(a for a in range(env.action_space.n) if not env.action_masks()[a])
     obs, reward, terminated, truncated, info = env.step(illegal)
     assert terminated and reward == -1.0 and "legal actions" in info["illegal_action"]
-    with pytest.raises(IllegalActionError, match="episode is over"):
+    with pytest.raises(GameOverError, match="episode is over"):
         env.step(0)
     strict = AllFivesSingleSeatEnv(opponents=["random"], illegal_action="raise")
     strict.reset(seed=0)
@@ -134,7 +134,7 @@ def test_illegal_actions_terminate_or_raise() -> None:
 def test_bad_configuration_errors() -> None:
     with pytest.raises(AgentError, match="unknown agent"):
         AllFivesSingleSeatEnv(opponents=["grandmaster"])
-    with pytest.raises(AgentError, match="one non-negative weight per opponent"):
+    with pytest.raises(AgentError, match="one finite, non-negative weight per opponent"):
         AllFivesSingleSeatEnv(opponents=["random", "greedy"], opponent_weights=[1.0])
     with pytest.raises(RulesError, match="seat=5"):
         AllFivesSingleSeatEnv(seat=5)
