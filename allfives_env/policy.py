@@ -64,7 +64,8 @@ OBSERVATION_RULES = ("num_players", "max_pip", "may_draw_when_able", "partnershi
 PathLike = Union[str, "os.PathLike[str]"]
 
 __all__ = [
-    "NumpyPolicy", "OBSERVATION_RULES", "POLICY_FORMAT", "POLICY_VERSION", "PolicyAgent", "PolicyError",
+    "MAX_FILE_BYTES", "MAX_HEADER_BYTES", "MAX_HEADER_DEPTH", "MAX_LAYERS", "MAX_PARAMETERS", "NumpyPolicy",
+    "OBSERVATION_RULES", "POLICY_FORMAT", "POLICY_VERSION", "PolicyAgent", "PolicyError",
     "SHIPPED_POLICIES", "ShippedPolicyAgent", "export_policy", "load_policy", "read_policy_header",
     "shipped_policy_path", "torch_activation", "torch_linear_stack", "write_policy_file",
 ]
@@ -175,6 +176,7 @@ _REQUIRED_FIELDS = ("obs_size", "num_actions", "rules", "activation", "hidden")
 #: The parameters each activation takes (the torch module's attributes); any other is refused.
 _ACTIVATION_PARAMS = {"leaky_relu": ("negative_slope",), "elu": ("alpha",)}
 _SCORER_FIELDS = ("offset", "placements", "features", "hidden")
+_JSON_TYPES = {list: "array", str: "string", int: "number", float: "number", bool: "boolean", type(None): "null"}
 
 
 @dataclass(frozen=True)
@@ -249,7 +251,9 @@ def _check_header(header: Any, where: str) -> _Layout:
     """Check every field of a header (types, ranges, agreement with its rules); what it describes."""
     if not isinstance(header, dict) or header.get("format") != POLICY_FORMAT:
         got = (f"its header format is {_r(header.get('format'))}, expected {POLICY_FORMAT!r}"
-               if isinstance(header, dict) else f"its header is a JSON {type(header).__name__}, not a JSON object with format {POLICY_FORMAT!r}")
+               if isinstance(header, dict)
+               else f"its header is a JSON {_JSON_TYPES.get(type(header), type(header).__name__)}, not a JSON object "
+                    f"with format {POLICY_FORMAT!r}")
         raise PolicyError(f"{where} is not an All Fives policy file: {got}")
     version = header.get("version")
     if not (_is_int(version) and version == POLICY_VERSION):
@@ -354,8 +358,8 @@ def _check_scorer(spec: Any, enc: ObservationEncoder, where: str) -> Optional[di
     for key, value in want.items():
         if spec[key] != value:
             raise PolicyError(f"{where}: header field action_scorer.{key}={_r(spec[key])} does not fit the "
-                              f"observation: its features slice has offset={want['offset']}, placements={want['placements']}, "
-                              f"features={want['features']}")
+                              f"observation: its features slice has offset={want['offset']}, "
+                              f"placements={want['placements']}, features={want['features']}")
     return {"offset": int(spec["offset"]), "placements": int(spec["placements"]), "features": int(spec["features"]),
             "hidden": list(hidden)}
 
