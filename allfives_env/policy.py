@@ -513,7 +513,8 @@ class NumpyPolicy:
         """Logits for one observation or a batch (float32)."""
         where = self.path or "the policy"
         try:
-            x = np.asarray(obs, dtype=np.float32)
+            with np.errstate(over="ignore", invalid="ignore"):  # values beyond float32 become inf: refused below
+                x = np.asarray(obs, dtype=np.float32)
         except (TypeError, ValueError, OverflowError) as exc:
             raise PolicyError(f"the observation for {where} is not an array of numbers ({exc}); give a float array "
                               f"of shape ({self.obs_size},) or (n, {self.obs_size})") from None

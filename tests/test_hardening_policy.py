@@ -530,12 +530,13 @@ def test_the_loaded_arrays_are_the_files(valid: Path) -> None:
 
 
 # ---------------------------------------------------------------------------------------------- the policy's API
+@pytest.mark.filterwarnings("error")  # refused with a PolicyError, not warned about on the way
 def test_bad_observations_masks_and_rules_are_refused(valid: Path) -> None:
     policy = load_policy(valid)
     obs = np.zeros(policy.obs_size, np.float32)
     mask = np.ones(policy.num_actions, bool)
     for bad in (np.float32(0), np.zeros(5), np.zeros((3, 5)), ["a"] * policy.obs_size,
-                np.full(policy.obs_size, np.nan), None, "obs"):
+                np.full(policy.obs_size, np.nan), np.full(policy.obs_size, 1e300), None, "obs"):
         with pytest.raises(PolicyError, match="observation"):
             policy.logits(bad)
     for bad_mask in (np.ones(3, bool), np.zeros(policy.num_actions, bool), None):
