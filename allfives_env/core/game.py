@@ -245,6 +245,8 @@ class Game:
         self.stop_after_hand = stop_after_hand
         self.check_leaders = check_leaders
         self.deal_seed = check_seed(deal_seed, "deal_seed")
+        if not isinstance(deals, (list, tuple)) or not all(isinstance(d, Deal) for d in deals):
+            raise DealError(f"deals must be a list of Deal values (Deal.from_tiles(rules, hands, ...)), got {short_repr(deals)}")
         self._scripted = list(deals)
         self.scores = [0] * self.num_sides if scores is None else starting_scores(r, scores)
         self.is_in = [s != 0 for s in self.scores]  # for min_first_score: has the side scored yet?
