@@ -54,7 +54,7 @@ from typing import Optional
 import numpy as np
 
 from .core.actions import action_name, decode_action, encode_action, num_actions, parse_action
-from .core.errors import RulesError
+from .core.errors import RulesError, short_repr
 from .core.game import Game
 from .core.rules import Rules
 from .core.tiles import tile_set
@@ -84,7 +84,7 @@ class ObservationEncoder:
 
     def __init__(self, rules: Rules, action_features: bool = False) -> None:
         if not isinstance(action_features, (bool, np.bool_)):
-            raise RulesError(f"action_features={action_features!r} is not allowed: choose True or False")
+            raise RulesError(f"action_features={short_repr(action_features)} is not allowed: choose True or False")
         self.rules = rules
         self.action_features = bool(action_features)
         tiles = tile_set(rules.max_pip)

@@ -20,7 +20,7 @@ from .core.errors import GameOverError, IllegalActionError, NotResetError, Rules
 from .core.events import public_view
 from .core.game import START_OPTION_KEYS, Game, fixed_start
 from .core.replay import game_record
-from .core.rules import Rules
+from .core.rules import Rules, rules_from
 from .core.seeds import check_seed
 from .encoding import ObservationEncoder
 from .render import render_text
@@ -54,7 +54,7 @@ class _OutOfBoundsChecked(wrappers.AssertOutOfBoundsWrapper):
         if live and (isinstance(action, (bool, np.bool_)) or not self.action_space(agent).contains(action)):
             n = self.action_space(agent).n
             raise IllegalActionError(
-                f"action {action!r} is not an action id of {agent}: give an integer 0..{n - 1} "
+                f"action {short_repr(action)} is not an action id of {agent}: give an integer 0..{n - 1} "
                 f"(None only for an agent that is done)"
             )
         self.env.step(action)
@@ -116,15 +116,13 @@ class raw_env(AECEnv):
         **options: Any,
     ) -> None:
         super().__init__()
-        if rules is not None and options:
-            raise RulesError(f"give either rules=Rules(...) or rules options as keywords, not both (got {sorted(options)})")
-        self.rules = rules if rules is not None else Rules.from_options(options)
+        self.rules = rules_from(rules, options)
         if reward not in REWARD_MODES:
-            raise RulesError(f"reward={reward!r} is not allowed: choose one of {list(REWARD_MODES)}")
+            raise RulesError(f"reward={short_repr(reward)} is not allowed: choose one of {list(REWARD_MODES)}")
         if episode not in EPISODE_MODES:
-            raise RulesError(f"episode={episode!r} is not allowed: choose one of {list(EPISODE_MODES)}")
+            raise RulesError(f"episode={short_repr(episode)} is not allowed: choose one of {list(EPISODE_MODES)}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise RulesError(f"render_mode={render_mode!r} is not allowed: choose one of {self.metadata['render_modes']} or None")
+            raise RulesError(f"render_mode={short_repr(render_mode)} is not allowed: choose one of {self.metadata['render_modes']} or None")
         self.render_mode = render_mode
         self.reward_mode = reward
         self.episode = episode

@@ -31,7 +31,7 @@ from .agents.base import Agent, OracleView, PlayerView
 from .agents.registry import AgentError, make_agent
 from .core.errors import GameOverError, IllegalActionError, NotResetError, RulesError, short_repr
 from .core.game import Game, fixed_start
-from .core.rules import Rules
+from .core.rules import Rules, rules_from
 from .core.seeds import check_seed
 from .encoding import ObservationEncoder
 from .render import render_text
@@ -80,26 +80,26 @@ class AllFivesSingleSeatEnv(gymnasium.Env):
         **options: Any,
     ) -> None:
         super().__init__()
-        if rules is not None and options:
-            raise RulesError(f"give either rules=Rules(...) or rules options as keywords, not both (got {sorted(options)})")
-        self.rules = rules if rules is not None else Rules.from_options(options)
+        self.rules = rules_from(rules, options)
         n = self.rules.num_players
         if reward not in ("win", "points"):
-            raise RulesError(f"reward={reward!r} is not allowed: choose 'win' or 'points'")
+            raise RulesError(f"reward={short_repr(reward)} is not allowed: choose 'win' or 'points'")
         if episode not in ("game", "hand"):
-            raise RulesError(f"episode={episode!r} is not allowed: choose 'game' or 'hand'")
+            raise RulesError(f"episode={short_repr(episode)} is not allowed: choose 'game' or 'hand'")
         if illegal_action not in ("terminate", "raise"):
-            raise RulesError(f"illegal_action={illegal_action!r} is not allowed: choose 'terminate' or 'raise'")
+            raise RulesError(f"illegal_action={short_repr(illegal_action)} is not allowed: choose 'terminate' or 'raise'")
         self.illegal_action = illegal_action
         if not _is_finite_number(illegal_reward):
             raise RulesError(f"illegal_reward={short_repr(illegal_reward)} is not allowed: give a finite number, e.g. -1.0")
         self.illegal_reward = float(illegal_reward)
         if render_mode not in (None, "ansi", "rgb_array"):
-            raise RulesError(f"render_mode={render_mode!r} is not allowed: choose 'ansi', 'rgb_array' or None")
+            raise RulesError(f"render_mode={short_repr(render_mode)} is not allowed: choose 'ansi', 'rgb_array' or None")
         if seat is not None and not (_is_int(seat) and 0 <= seat < n):
-            raise RulesError(f"seat={seat!r} is not allowed: give 0..{n - 1}, or None for a random seat each episode")
+            raise RulesError(f"seat={short_repr(seat)} is not allowed: give 0..{n - 1}, or None for a random seat each episode")
         if isinstance(opponents, (str, Agent)):
             opponents = [opponents]
+        if not isinstance(opponents, (list, tuple)):
+            raise AgentError(f"opponents={short_repr(opponents)} is not allowed: give a list of agent specs or Agents, e.g. ['expert']")
         if not opponents:
             raise AgentError("opponents must name at least one agent, e.g. ['random'] or ['expert', 'greedy']")
         self.opponent_specs = list(opponents)
@@ -142,7 +142,7 @@ class AllFivesSingleSeatEnv(gymnasium.Env):
             return opponent
         if isinstance(opponent, str):
             return make_agent(opponent)
-        raise AgentError(f"an opponent must be an agent spec string or an Agent, got {opponent!r}")
+        raise AgentError(f"an opponent must be an agent spec string or an Agent, got {short_repr(opponent)}")
 
     # ------------------------------------------------------------------ gymnasium API
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None) -> tuple[np.ndarray, dict]:

@@ -331,7 +331,7 @@ _JSON = st.recursive(
 )
 _OPTION_NAMES = sorted(Rules.__dataclass_fields__) + ["bogus"]
 _OPTION_VALUES = (_JSON | st.sampled_from([2, 3, 4, 5, 6, 9, 12, 0, -1, 10**30, "auto", "default", "five_always",
-                                           "random", "nearest", "sniff", True, False, None, np.int64(4),
+                                           "random", "nearest", "sniff", True, False, None, np.int64(4), 10**5000,
                                            np.float64(2.0), np.bool_(True)]))
 _ANY_OPTIONS = st.dictionaries(st.sampled_from(_OPTION_NAMES), _OPTION_VALUES, max_size=6)
 
@@ -402,3 +402,18 @@ def test_load_replay_of_garbage_only_raises_replay_errors(source: Any) -> None:
         load_replay(source)
     except ReplayError:
         pass
+
+
+@pytest.mark.parametrize("make", [allfives_v0.raw_env, allfives_v0.env, AllFivesSingleSeatEnv])
+@pytest.mark.parametrize("kwargs", [
+    dict(rules="x"), dict(rules={"num_players": 2}), dict(reward=10**5000), dict(episode=[[[[[[]]]]]]),
+    dict(render_mode=5), dict(action_features="yes"), dict(hand_size=10**5000),
+], ids=short_repr)
+def test_env_constructors_refuse_garbage_with_typed_errors(make: Any, kwargs: dict) -> None:
+    with pytest.raises(RulesError):
+        make(**kwargs)
+
+
+def test_single_seat_opponents_must_be_a_list() -> None:
+    with pytest.raises(AgentError, match="list of agent specs"):
+        AllFivesSingleSeatEnv(opponents=5)

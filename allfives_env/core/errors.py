@@ -9,7 +9,14 @@ from __future__ import annotations
 
 import reprlib
 
-_REPR = reprlib.Repr()
+class _BoundedRepr(reprlib.Repr):
+    def repr_int(self, value: int, level: int) -> str:
+        if abs(value) >= 10**40:  # str() of a huge int is slow, and refused past 4300 digits
+            return f"<an integer of about {int(abs(value).bit_length() * 0.30103) + 1} digits>"
+        return repr(value)
+
+
+_REPR = _BoundedRepr()
 _REPR.maxlevel = 3
 _REPR.maxstring = 60
 _REPR.maxother = 60

@@ -77,7 +77,7 @@ class Deal(NamedTuple):
         parsed_hands = []
         for seat, hand in enumerate(hands):
             if not _is_sequence(hand):
-                raise DealError(f"hand of seat {seat} must be a list of tiles like [[6, 4], [5, 5]], got {hand!r}")
+                raise DealError(f"hand of seat {seat} must be a list of tiles like [[6, 4], [5, 5]], got {short_repr(hand)}")
             if len(hand) != rules.hand_size:
                 raise DealError(
                     f"hand of seat {seat} has {len(hand)} tiles; with hand_size={rules.hand_size} every hand "
@@ -85,7 +85,7 @@ class Deal(NamedTuple):
                 )
             parsed_hands.append(tuple(take(t, f"hand {seat}") for t in hand))
         if boneyard is not None and not _is_sequence(boneyard):
-            raise DealError(f"boneyard must be a list of tiles (index 0 drawn first), got {boneyard!r}")
+            raise DealError(f"boneyard must be a list of tiles (index 0 drawn first), got {short_repr(boneyard)}")
         top = [take(t, "the boneyard") for t in (boneyard or ())]
         rest = [t for t in range(tiles.size) if t not in seen]
         if rest:
@@ -99,7 +99,7 @@ class Deal(NamedTuple):
             if seat is not None and not (
                 isinstance(seat, (int, np.integer)) and not isinstance(seat, (bool, np.bool_)) and 0 <= seat < n
             ):
-                raise DealError(f"{name}={seat!r} is not a seat: give an integer 0..{n - 1} (or null)")
+                raise DealError(f"{name}={short_repr(seat)} is not a seat: give an integer 0..{n - 1} (or null)")
         return Deal(
             tuple(parsed_hands), tuple(top + rest), None if leader is None else int(leader),
             None if opening_drawer is None else int(opening_drawer),

@@ -17,7 +17,9 @@ from typing import Any, Mapping, Optional, Union
 
 import numpy as np
 
-from .errors import RulesError, short_repr as _short
+from .errors import RulesError, short_repr
+
+_short = short_repr
 from .tiles import SUPPORTED_MAX_PIPS, tile_set
 
 #: Deal sizes by player count for the double-six set (RULES.md §2): the seed default and its variants.
@@ -121,27 +123,27 @@ class Rules:
                 object.__setattr__(self, f.name, plain)
         n = self.num_players
         if not _is_int(n) or not 2 <= n <= 4:
-            raise RulesError(f"num_players={n!r} is not allowed: All Fives is played by 2, 3 or 4 players")
+            raise RulesError(f"num_players={short_repr(n)} is not allowed: All Fives is played by 2, 3 or 4 players")
         if self.max_pip not in SUPPORTED_MAX_PIPS or not _is_int(self.max_pip):
-            raise RulesError(f"max_pip={self.max_pip!r} is not allowed: choose one of {SUPPORTED_MAX_PIPS}")
+            raise RulesError(f"max_pip={short_repr(self.max_pip)} is not allowed: choose one of {SUPPORTED_MAX_PIPS}")
         for name, allowed in CHOICES.items():
             value = getattr(self, name)
             if value not in allowed:
                 extra = ""
                 if name == "spinner":
                     extra = " ('none' and 'all_doubles' are family variants outside v1, RULES.md §4)"
-                raise RulesError(f"{name}={value!r} is not allowed: choose one of {list(allowed)}{extra}")
+                raise RulesError(f"{name}={short_repr(value)} is not allowed: choose one of {list(allowed)}{extra}")
         for name in _BOOL_OPTIONS:
             value = getattr(self, name)
             if not isinstance(value, bool):
-                raise RulesError(f"{name}={value!r} is not allowed: it must be true or false")
+                raise RulesError(f"{name}={short_repr(value)} is not allowed: it must be true or false")
 
         # partnership ------------------------------------------------------------
         partnership = self.partnership
         if partnership is None or partnership == "auto":
             partnership = n == 4
         if not isinstance(partnership, bool):
-            raise RulesError(f"partnership={self.partnership!r} is not allowed: give true, false or 'auto'")
+            raise RulesError(f"partnership={short_repr(self.partnership)} is not allowed: give true, false or 'auto'")
         if partnership and n != 4:
             raise RulesError(
                 f"partnership=True needs 4 players (seats 0+2 vs 1+3), got num_players={n}; "
@@ -158,19 +160,20 @@ class Rules:
         elif isinstance(hand_size, str):
             if hand_size not in HAND_SIZE_PRESETS:
                 raise RulesError(
-                    f"hand_size={hand_size!r} is not allowed: give a positive integer or one of "
+                    f"hand_size={short_repr(hand_size)} is not allowed: give a positive integer or one of "
                     f"{list(HAND_SIZE_PRESETS)}"
                 )
             hand_size = HAND_SIZE_PRESETS[hand_size][n]
         if not _is_int(hand_size) or hand_size < 1:
             raise RulesError(
-                f"hand_size={self.hand_size!r} is not allowed: give a positive integer or one of "
+                f"hand_size={short_repr(self.hand_size)} is not allowed: give a positive integer or one of "
                 f"{list(HAND_SIZE_PRESETS)}"
             )
         hand_size = int(hand_size)
         if n * hand_size > tiles:
             raise RulesError(
-                f"hand_size={hand_size} is too large: {n} players x {hand_size} tiles needs {n * hand_size} tiles; "
+                f"hand_size={_short(hand_size)} is too large: {n} players x {_short(hand_size)} tiles needs "
+                f"{_short(n * hand_size)} tiles; "
                 f"the {set_name} set has {tiles}"
             )
         object.__setattr__(self, "hand_size", hand_size)
@@ -179,17 +182,17 @@ class Rules:
         undealt = tiles - n * hand_size
         if not _is_int(reserve) or not 0 <= reserve <= undealt:
             raise RulesError(
-                f"boneyard_reserve={reserve!r} is not allowed: it must be an integer from 0 to {undealt} "
+                f"boneyard_reserve={short_repr(reserve)} is not allowed: it must be an integer from 0 to {undealt} "
                 f"(the boneyard holds {undealt} tiles with {n} players x {hand_size})"
             )
         if self.max_draws_per_turn is not None and (not _is_int(self.max_draws_per_turn) or self.max_draws_per_turn < 1):
             raise RulesError(
-                f"max_draws_per_turn={self.max_draws_per_turn!r} is not allowed: give a positive integer or null (unlimited)"
+                f"max_draws_per_turn={short_repr(self.max_draws_per_turn)} is not allowed: give a positive integer or null (unlimited)"
             )
 
         # scoring ---------------------------------------------------------------------
         if self.score_unit not in (1, 5) or not _is_int(self.score_unit):
-            raise RulesError(f"score_unit={self.score_unit!r} is not allowed: choose 1 (points = count) or 5 (points = count / 5)")
+            raise RulesError(f"score_unit={short_repr(self.score_unit)} is not allowed: choose 1 (points = count) or 5 (points = count / 5)")
         if self.score_unit == 5 and self.rounding == "none":
             raise RulesError(
                 "rounding='none' cannot be combined with score_unit=5: hand pips that are not a multiple of 5 "
@@ -218,7 +221,7 @@ class Rules:
                 f"that is a multiple of {self.score_step}, or use score_unit=5 (e.g. target 61)"
             )
         if self.max_hands is not None and (not _is_int(self.max_hands) or self.max_hands < 1):
-            raise RulesError(f"max_hands={self.max_hands!r} is not allowed: give a positive integer or null (no cap)")
+            raise RulesError(f"max_hands={short_repr(self.max_hands)} is not allowed: give a positive integer or null (no cap)")
 
     @classmethod
     def from_options(cls, options: Optional[Mapping[str, Any]] = None, **overrides: Any) -> "Rules":
@@ -235,7 +238,7 @@ class Rules:
             if key not in known:
                 close = difflib.get_close_matches(str(key), sorted(known), n=1)
                 hint = f" (did you mean {close[0]!r}?)" if close else ""
-                raise RulesError(f"unknown rules option {key!r}{hint}; allowed options: {sorted(known)}")
+                raise RulesError(f"unknown rules option {short_repr(key)}{hint}; allowed options: {sorted(known)}")
         return cls(**merged)
 
     def to_dict(self) -> dict[str, Any]:
@@ -280,3 +283,17 @@ class Rules:
     def pips_to_points(self, pips: int) -> int:
         """Rounded pips expressed in score units (``score_unit=5`` divides by 5)."""
         return self.round_pips(pips) // self.score_unit
+
+
+def rules_from(rules: Optional[Rules], options: Mapping[str, Any]) -> Rules:
+    """The rules an environment is built on: ``rules=Rules(...)`` or rules options as keywords, not both."""
+    if rules is None:
+        return Rules.from_options(options)
+    if options:
+        raise RulesError(f"give either rules=Rules(...) or rules options as keywords, not both (got {sorted(options)})")
+    if not isinstance(rules, Rules):
+        raise RulesError(
+            f"rules={_short(rules)} is not a Rules object: give rules=Rules(...) (or Rules.from_options(dict)), "
+            "or the options as keywords"
+        )
+    return rules
