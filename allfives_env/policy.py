@@ -39,7 +39,6 @@ import json
 import math
 import numbers
 import os
-import reprlib
 import stat
 import struct
 import zipfile
@@ -52,7 +51,7 @@ import numpy as np
 
 from .agents.base import Agent, PlayerView
 from .agents.registry import register_agent
-from .core.errors import AllFivesError
+from .core.errors import AllFivesError, short_repr as _r
 from .core.rules import Rules
 from .encoding import ACTION_FEATURES, OBS_LAYOUT_VERSION, ObservationEncoder
 
@@ -134,18 +133,6 @@ MAX_FILE_BYTES = 4 * MAX_PARAMETERS + 2 * MAX_HEADER_BYTES
 # float32's 3.4e38, so a policy that loads can never turn an observation into inf or NaN.
 _VALUE_LIMIT = 1e30
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
-
-_REPR = reprlib.Repr()
-_REPR.maxlevel, _REPR.maxstring, _REPR.maxother, _REPR.maxlong, _REPR.maxlist, _REPR.maxdict = 3, 60, 60, 40, 6, 6
-
-
-def _r(value: Any) -> str:
-    """A bounded repr for messages: a hostile file's huge or deeply nested values stay one short line."""
-    try:
-        return _REPR.repr(value)
-    except Exception:  # e.g. an int too long for str(): the type still says what was wrong
-        return f"<{type(value).__name__}>"
-
 
 def _is_int(value: Any) -> bool:
     return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
