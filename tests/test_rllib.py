@@ -180,20 +180,42 @@ def test_one_tiny_iteration_trains_evaluates_exports_and_checkpoints(tmp_path: P
         agent = make_agent(f"ppo:path={path}")
         result = play_game(Rules(num_players=2, target=60), [agent, make_agent("random")], seed=0)
         assert result.winner in (0, 1, None)
-    assert (run / "checkpoints" / "iter_000001").is_dir()
+    assert sorted(p.name for p in (run / "checkpoints").iterdir()) == ["iter_000001.json", "iter_000001.safetensors"]
     assert len(list((run / "replays" / f"{modules[0]}_vs_random").glob("game_*.json"))) == 2
 
 
-def test_a_run_resumes_from_its_checkpoint(tmp_path: Path) -> None:
-    from training.rllib.train import train_rllib
+def test_a_run_resumes_from_its_checkpoint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Resuming sets exactly the saved weights and Adam moments (no pickle: safetensors + JSON)."""
+    from safetensors.torch import load_file
+
+    from training.rllib.train import RLlibRun, latest_rllib_checkpoint, train_rllib
 
     run = tmp_path / "run"
-    train_rllib(ROOT / "configs" / "rllib_selfplay.yaml", run_dir=str(run), out=_Lines(), overrides=TINY)
+    first = train_rllib(ROOT / "configs" / "rllib_selfplay.yaml", run_dir=str(run), out=_Lines(), overrides=TINY)
+    iteration, tensors_path, state = latest_rllib_checkpoint(run)
+    assert iteration == 1 and state["env_steps"] == first["env_steps"] and len(state["history"]) == 1
+    saved = load_file(tensors_path)
+    restored: dict = {}
+    original = RLlibRun.restore
+
+    def restore_and_look(self: RLlibRun, *args: object) -> None:
+        original(self, *args)
+        learner = self._learner_state()
+        restored["weights"] = learner["rl_module"]["shared"]
+        restored["optimizer"] = next(iter(learner["optimizer"].values()))["state"]["state"]
+
+    monkeypatch.setattr(RLlibRun, "restore", restore_and_look)
     out = _Lines()
     summary = train_rllib(None, resume=str(run), out=out, overrides=["iterations=2"])
     assert "resumed" in out.text and "iteration 2/2" in out.text and summary["iterations"] == 2
-    assert summary["env_steps"] >= 512
-    assert sorted(p.name for p in (run / "checkpoints").iterdir()) == ["iter_000001", "iter_000002"]
+    assert summary["env_steps"] >= first["env_steps"] + 256  # counted on from the checkpoint
+    for name, value in restored["weights"].items():
+        np.testing.assert_array_equal(value, saved[f"module/shared/{name}"].numpy())
+    moments = {k: v for k, v in saved.items() if k.startswith("optimizer/") and k.endswith("/exp_avg_sq")}
+    assert moments and all(np.asarray(restored["optimizer"][int(k.split("/")[-2])]["exp_avg_sq"]).tolist()
+                           == v.numpy().tolist() for k, v in moments.items())
+    assert sorted(p.name for p in (run / "checkpoints").iterdir()) == [
+        "iter_000001.json", "iter_000001.safetensors", "iter_000002.json", "iter_000002.safetensors"]
     with pytest.raises(ConfigError, match="not an RLlib run directory"):
         train_rllib(None, resume=str(tmp_path))
 
@@ -207,3 +229,47 @@ def test_command_line_reports_config_errors(tmp_path: Path, capsys: pytest.Captu
     bad.write_text("ppo: {lrr: 0.1}\n")
     assert main(["train-rllib", "--config", str(bad)]) == 2
     assert "unknown key 'lrr' (did you mean 'lr'?)" in capsys.readouterr().err
+
+
+def _payload_pickle(marker: Path) -> bytes:
+    import pickle
+
+    class Payload:
+        def __reduce__(self) -> tuple:
+            return (open, (str(marker), "w"))
+
+    return pickle.dumps(Payload())
+
+
+@pytest.mark.parametrize("plant", ["old RLlib checkpoint directory", "malformed state", "foreign state"])
+def test_resume_never_unpickles_and_refuses_what_it_cannot_check(tmp_path: Path, plant: str) -> None:
+    """RLlib's own checkpoints pickle (class_and_ctor_args.pkl, state pickles): resume refuses them, and a
+    damaged or foreign state file, with a CheckpointError naming the file, before Ray starts."""
+    import yaml
+
+    from training.checkpoint import CheckpointError
+    from training.config import apply_overrides
+    from training.rllib.train import train_rllib
+
+    run, marker = tmp_path / "run", tmp_path / "PAYLOAD_RAN"
+    (run / "checkpoints").mkdir(parents=True)
+    (run / "config.yaml").write_text(yaml.safe_dump(validate_rllib_config(apply_overrides({}, TINY))))
+    if plant == "old RLlib checkpoint directory":
+        old = run / "checkpoints" / "iter_000001"
+        old.mkdir()
+        for name in ("class_and_ctor_args.pkl", "state.pkl"):
+            (old / name).write_bytes(_payload_pickle(marker))
+        (old / "allfives_run.json").write_text('{"iteration": 1, "history": []}')
+        expected, named = "old pickle-based format", "iter_000001"
+    elif plant == "malformed state":
+        (run / "checkpoints" / "iter_000001.json").write_text('{"format": "allfives-checkpoint/1", "iter')
+        expected, named = "not valid JSON", "iter_000001.json"
+    else:
+        (run / "checkpoints" / "iter_000001.json").write_text('{"format": "allfives-checkpoint/1", "trainer": '
+                                                              '"sb3-maskableppo", "iteration": 1}')
+        expected, named = "not a checkpoint of this format", "iter_000001.json"
+    before = (run / "config.yaml").read_bytes()
+    with pytest.raises(CheckpointError, match=expected) as info:
+        train_rllib(None, resume=str(run), out=_Lines(), overrides=["iterations=2"])
+    assert named in str(info.value) and not marker.exists()
+    assert (run / "config.yaml").read_bytes() == before

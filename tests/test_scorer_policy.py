@@ -61,10 +61,18 @@ def test_export_reproduces_the_torch_logits_and_actions(tmp_path: Path, options:
 
 
 def test_checkpoint_round_trip_keeps_the_scorer(tmp_path: Path) -> None:
+    """The run's checkpoint format (safetensors, no pickle) carries the scorer's weights by name."""
+    from training.checkpoint import check_module, module_tensors, read_tensors, write_tensors
+
     rules = Rules(num_players=2)
     model, env = _model(rules, [8])
-    model.save(tmp_path / "m.zip")
-    again = sb3_contrib.MaskablePPO.load(tmp_path / "m.zip", device="cpu")
+    digest = write_tensors(tmp_path / "m.safetensors", module_tensors(model.policy.state_dict(), "policy/"))
+    assert any(name.startswith("policy/mlp_extractor.scorer.") for name in
+               read_tensors(tmp_path / "m.safetensors", digest, tmp_path / "m.json"))
+    again, _ = _model(rules, [8], seed=1)
+    tensors = read_tensors(tmp_path / "m.safetensors", digest, tmp_path / "m.json")
+    again.policy.load_state_dict(check_module(again.policy.state_dict(), tensors, "policy/", tmp_path / "m.safetensors",
+                                              "the policy"), strict=True)
     assert isinstance(again.policy, ScoredMaskablePolicy)
     obs, masks = learner_observations(env, 20)
     assert np.array_equal(again.predict(obs, action_masks=masks, deterministic=True)[0],

@@ -50,7 +50,8 @@ def test_tiny_run_trains_evaluates_and_writes_everything(tmp_path: Path, capsys:
         "snapshot_0000000256.npz", "snapshot_0000000512.npz", "snapshot_0000000768.npz"]
     step, _, state = latest_checkpoint(run)
     assert step == 1024 and state["finished"] and len(state["league"]["snapshots"]) == 3
-    assert len(list((run / "checkpoints").glob("*.zip"))) == 2  # checkpoint.keep
+    assert sorted(p.name for p in (run / "checkpoints").iterdir()) == [  # checkpoint.keep; no pickle
+        "step_0000000768.json", "step_0000000768.safetensors", "step_0000001024.json", "step_0000001024.safetensors"]
     # sample games of the final evaluation, saved as replays that verify
     from allfives_env.core.replay import load_replay
 
@@ -118,7 +119,8 @@ def test_config_errors_name_the_key_the_value_and_what_is_allowed(tmp_path: Path
     assert "rules: unknown rules option 'num_player' (did you mean 'num_players'?)" in _bad(
         tmp_path, "rules: {num_player: 3}")
     assert "opponents: unknown agent 'gredy' (did you mean 'greedy'?)" in _bad(tmp_path, "opponents: {gredy: 1}")
-    assert "opponents.greedy: the weight must be a finite number from 0 to 1e9, got -1" in _bad(tmp_path, "opponents: {greedy: -1}")
+    assert "opponents.greedy: the weight must be a finite number from 0 to 1e9, got -1" in _bad(
+        tmp_path, "opponents: {greedy: -1}")
     assert "evaluation.baselines" in _bad(tmp_path, "evaluation: {baselines: [random, nobody]}")
     assert "ppo.batch_size: 4096 is more than a rollout (n_envs x ppo.n_steps = 256)" in _bad(
         tmp_path, "n_envs: 2\nppo: {n_steps: 128, batch_size: 4096}")

@@ -102,7 +102,8 @@ from typing import Any, Callable, Mapping, Optional, Union
 from allfives_env.core.errors import AllFivesError
 
 __all__ = ["ConfigError", "DEFAULTS", "load_config", "validate_config", "apply_overrides", "resolve_sections",
-           "rollout_size", "check_agent_specs", "read_yaml", "parse_yaml", "Check", "integer", "number", "choice", "boolean", "text",
+           "rollout_size", "check_agent_specs", "read_yaml", "parse_yaml", "Check", "integer", "number", "choice",
+           "boolean", "text",
            "optional", "run_name", "layer_sizes", "agent_specs", "path_text", "MAX_SEED", "MAX_STEPS"]
 
 
@@ -538,21 +539,22 @@ def apply_overrides(raw: Optional[Mapping[str, Any]], overrides: list[str], sour
         raise ConfigError(f"{where}a config must be a mapping of sections (name, rules, opponents, ppo, ...), "
                           f"got {type(raw).__name__}; --set can only change a mapping")
     if isinstance(overrides, (str, bytes)) or not all(isinstance(o, str) for o in overrides):
-        raise ConfigError(f"--set items must be strings KEY=VALUE, got {short_repr(overrides)}")
+        raise ConfigError(f"{where}--set items must be strings KEY=VALUE, got {short_repr(overrides)}")
     if _too_deep(raw):
         raise ConfigError(f"{where}the config is nested too deeply (a config nests at most {MAX_DEPTH} levels)")
     out = copy.deepcopy(dict(raw or {}))
     for item in overrides:
         if "=" not in item:
-            raise ConfigError(f"--set needs KEY=VALUE with a dotted key (e.g. ppo.learning_rate=1e-4), got "
+            raise ConfigError(f"{where}--set needs KEY=VALUE with a dotted key (e.g. ppo.learning_rate=1e-4), got "
                               f"{short_repr(item)}")
         key, value_text = item.split("=", 1)
-        value = parse_yaml(value_text, f"--set {short_repr(item)}: the value: ")
+        value = parse_yaml(value_text, f"{where}--set {short_repr(item)}: the value: ")
         parts = [p for p in key.strip().split(".") if p]
         if not parts:
-            raise ConfigError(f"--set {short_repr(item)}: empty key; give a dotted key such as ppo.learning_rate")
+            raise ConfigError(f"{where}--set {short_repr(item)}: empty key; give a dotted key such as "
+                              "ppo.learning_rate")
         if len(parts) > MAX_DEPTH:
-            raise ConfigError(f"--set {short_repr(item)}: the key has more than {MAX_DEPTH} parts")
+            raise ConfigError(f"{where}--set {short_repr(item)}: the key has more than {MAX_DEPTH} parts")
         node = out
         for depth, p in enumerate(parts[:-1]):
             child = node.get(p)
@@ -561,8 +563,8 @@ def apply_overrides(raw: Optional[Mapping[str, Any]], overrides: list[str], sour
                 node[p] = child
             elif not isinstance(child, dict):
                 here = ".".join(parts[:depth + 1])
-                raise ConfigError(f"--set {short_repr(item)}: {here} is {short_repr(child)} in the config, not a "
-                                  f"mapping; set it whole, e.g. --set '{here}={{...}}'")
+                raise ConfigError(f"{where}--set {short_repr(item)}: {here} is {short_repr(child)} in the config, "
+                                  f"not a mapping; set it whole, e.g. --set '{here}={{...}}'")
             node = child
         node[parts[-1]] = value
     return out

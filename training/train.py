@@ -5,8 +5,12 @@ config (schema and defaults: :mod:`training.config`) in a run directory ``<outpu
 (``<name>_2``, ``_3``, ... when that exists; or ``--run-dir``)::
 
     config.yaml          the resolved config
-    checkpoints/         step_<N>.zip (the SB3 model, with optimizer state) + step_<N>.json (the run's
-                         state: evaluation history, league, counters); the newest ``checkpoint.keep``
+    checkpoints/         step_<N>.safetensors (the policy's weights and the optimizer's tensors) +
+                         step_<N>.json (the run's state: evaluation history, league, counters, optimizer
+                         hyper-parameters, the tensors file's SHA-256); the newest ``checkpoint.keep``.
+                         No pickle anywhere (training/checkpoint.py): resuming rebuilds the model from
+                         config.yaml and copies the checked tensors in. Old step_<N>.zip checkpoints (SB3's
+                         pickle-based format) are refused, never loaded.
     league/              snapshot_<N>.npz, frozen snapshots the learner plays (``league.enabled``)
     evals/               policy_<N>.npz, the policy each evaluation played
     tb/                  TensorBoard logs (``tensorboard --logdir runs``)
@@ -17,7 +21,9 @@ config (schema and defaults: :mod:`training.config`) in a run directory ``<outpu
 Evaluations use the duplicate-deal harness (:func:`allfives_env.evaluation.evaluate`) with the same
 seed every time, the exported numpy policy against each baseline. ``--resume`` continues the newest
 checkpoint of a run (by default the newest run of the config's name) with its step count, evaluation
-history and league; a killed run loses at most ``checkpoint.every`` steps. Ctrl-C saves a checkpoint.
+history, league and optimizer state (the RNGs are reseeded from ``seed`` and the step, and the envs start
+fresh games); a killed run loses at most ``checkpoint.every`` steps. Ctrl-C saves a checkpoint. A damaged,
+tampered or foreign checkpoint is a ``CheckpointError`` (a ``ConfigError``) naming the file.
 
 Every process uses one torch thread (``torch.set_num_threads(1)``): on a 2-core machine a second
 thread makes training collapse as soon as the other core is busy.
@@ -34,10 +40,15 @@ import time
 from pathlib import Path
 from typing import Any, Optional, Sequence, TextIO
 
-from training.config import ConfigError, apply_overrides, load_config, rollout_size, validate_config
+from training.config import (
+    ConfigError, apply_overrides, load_config, read_yaml, rollout_size, short_repr, validate_config,
+)
 
 CHECKPOINTS = "checkpoints"
+TRAINER = "sb3-maskableppo"  # the "trainer" of a checkpoint's state (RLlib's say "rllib-ppo")
 _CKPT = re.compile(r"^step_(\d+)\.json$")
+_CKPT_FILE = re.compile(r"^step_(\d+)\.(?:json|safetensors)(?:\.tmp)?$")
+_OLD_CKPT = re.compile(r"^step_(\d+)\.zip$")  # stable-baselines3's pickle-based format: refused
 
 
 # ---------------------------------------------------------------------------------------------- run dirs
@@ -64,28 +75,81 @@ def new_run_dir(out_dir: Path, name: str) -> Path:
     """``out_dir/name``, or the next free ``name_<k>``."""
     candidate = out_dir / name
     k = 1
-    while candidate.exists() and any(candidate.iterdir()):
+    while candidate.exists() and (not candidate.is_dir() or any(candidate.iterdir())):
         k += 1
         candidate = out_dir / f"{name}_{k}"
     return candidate
 
 
 def latest_checkpoint(run_dir: Path) -> Optional[tuple[int, Path, dict]]:
-    """(step, model zip, state) of the newest complete checkpoint of a run, or None."""
+    """(step, tensors file, checked state) of the newest checkpoint of a run, or None when it has none.
+
+    Raises :class:`~training.checkpoint.CheckpointError` for a checkpoint of the old pickle-based format
+    (``step_<N>.zip``) and for a state file that is damaged or not of this format; it never unpickles."""
+    from training.checkpoint import old_format_error, read_json
+
     folder = Path(run_dir) / CHECKPOINTS
     if not folder.is_dir():
         return None
-    candidates = sorted(((int(m.group(1)), p) for p in folder.iterdir() if (m := _CKPT.match(p.name))), reverse=True)
-    for step, state_path in candidates:
-        model_path = state_path.with_suffix(".zip")
-        if not model_path.is_file():
-            continue
+    names = sorted(p.name for p in folder.iterdir())
+    old = [n for n in names if _OLD_CKPT.match(n)]
+    if old:
+        raise old_format_error(folder / old[-1])
+    for step, name in sorted(((int(m.group(1)), n) for n in names if (m := _CKPT.match(n))), reverse=True):
+        path = folder / name
         try:
-            state = json.loads(state_path.read_text())
-        except (OSError, json.JSONDecodeError):
+            state = read_json(path)
+        except FileNotFoundError:  # pruned by a trainer that is still running
             continue
-        return step, model_path, state
+        return step, path.with_suffix(".safetensors"), check_state(state, path, step, Path(run_dir))
     return None
+
+
+def check_state(state: dict, path: Path, step: int, run_dir: Path) -> dict:
+    """A run state read from ``path`` (``step_<step>.json``), every field checked (CheckpointError if not)."""
+    from training.checkpoint import FORMAT, CheckpointError, check_history, need, old_format_error
+
+    where = str(path)
+    if "format" not in state and "history" in state:  # written by the pickle-based version next to a .zip
+        raise old_format_error(path)
+    if state.get("format") != FORMAT or state.get("trainer") != TRAINER:
+        raise CheckpointError(f"{where}: not a checkpoint of this format (format {short_repr(state.get('format'))}, "
+                              f"trainer {short_repr(state.get('trainer'))}; expected {FORMAT!r}, {TRAINER!r})")
+    if need(state, "step", "int>=0", where) != step:
+        raise CheckpointError(f"{where}: says step {state['step']}, but its name says {step}")
+    state["history"] = check_history(state.get("history"), where)
+    league = need(state, "league", "dict", where)
+    snapshots = need(league, "snapshots", "list", where, "league.")
+    for i, snap in enumerate(snapshots):
+        if not isinstance(snap, dict):
+            raise CheckpointError(f"{where}: league.snapshots[{i}] must be an object, got {short_repr(snap)}")
+        need(snap, "step", "int>=0", where, f"league.snapshots[{i}].")
+        rel = need(snap, "path", "str", where, f"league.snapshots[{i}].")
+        parts = Path(rel).parts
+        if os.path.isabs(rel) or ".." in parts or "," in rel or not parts or parts[0] != "league":
+            raise CheckpointError(f"{where}: league.snapshots[{i}].path must be a file under league/ of the run, "
+                                  f"got {short_repr(rel)}")
+        if not (run_dir / rel).is_file():
+            raise CheckpointError(f"{where}: league snapshot {run_dir / rel} is missing; the league cannot be "
+                                  "restored without it")
+    need(state, "last_eval_step", "int>=0|null", where)
+    for key in ("last_snapshot_step", "last_ckpt_step"):
+        need(state, key, "int>=0", where)
+    for key in ("train_seconds", "eval_seconds"):
+        need(state, key, "seconds", where)
+    need(state, "finished", "bool", where)
+    need(state, "name", "str", where)
+    model = need(state, "model", "dict", where)
+    if need(model, "tensors", "str", where, "model.") != path.with_suffix(".safetensors").name:
+        raise CheckpointError(f"{where}: model.tensors must be {path.with_suffix('.safetensors').name!r}, got "
+                              f"{short_repr(model['tensors'])}")
+    need(model, "sha256", "sha256", where, "model.")
+    if need(model, "num_timesteps", "int>=0", where, "model.") != step:
+        raise CheckpointError(f"{where}: model.num_timesteps {model['num_timesteps']} is not the step {step}")
+    for key in ("n_updates", "episode_num"):
+        need(model, key, "int>=0", where, "model.")
+    need(model, "optimizer", "dict", where, "model.")
+    return state
 
 
 # ---------------------------------------------------------------------------------------------- the trainer
@@ -176,15 +240,39 @@ class Trainer:
 
         torch.set_num_threads(1)
         self.vec_env = self._make_vec_env()
-        ppo = dict(self.cfg["ppo"])
-        if self.resume is not None:
-            step, model_path, _ = self.resume
-            self.model = MaskablePPO.load(model_path, env=self.vec_env, device="cpu")
-            self.model.set_random_seed((self.cfg["seed"] * 1_000_003 + step) % 2**31)
-        else:
+        try:
             self.model = MaskablePPO(self._policy_class(), self.vec_env, policy_kwargs=self._policy_kwargs(),
-                                     seed=self.cfg["seed"], device="cpu", verbose=0, **ppo)
+                                     seed=self.cfg["seed"], device="cpu", verbose=0, **self.cfg["ppo"])
+            if self.resume is not None:
+                self.restore(*self.resume)
+        except BaseException:
+            self.vec_env.close()
+            raise
         self.model.set_logger(self._logger())
+
+    def restore(self, step: int, tensors_path: Path, state: dict) -> None:
+        """Copy a checkpoint (checked, without pickle) into the freshly built model."""
+        from training.checkpoint import CheckpointError, check_module, read_tensors, restore_optimizer
+
+        json_path = tensors_path.with_suffix(".json")
+        model = state["model"]
+        tensors = read_tensors(tensors_path, model["sha256"], json_path)
+        stray = sorted(n for n in tensors if not n.startswith(("policy/", "optimizer/")))
+        if stray:
+            raise CheckpointError(f"{tensors_path}: unexpected tensors {stray[:5]}")
+        policy = self.model.policy
+        weights = check_module(policy.state_dict(), tensors, "policy/", tensors_path, "the policy the config builds")
+        optimizer = policy.optimizer
+        params = [p for group in optimizer.param_groups for p in group["params"]]
+        opt_state = restore_optimizer(optimizer.state_dict(), params, tensors, model["optimizer"], "optimizer/",
+                                      tensors_path, json_path)
+        policy.load_state_dict(weights, strict=True)
+        optimizer.load_state_dict(opt_state)
+        self.model.num_timesteps = step
+        self.model._n_updates = model["n_updates"]
+        self.model._episode_num = model["episode_num"]
+        # the envs start new games, so the generators are reseeded from the seed and the step, not restored
+        self.model.set_random_seed((self.cfg["seed"] * 1_000_003 + step) % 2**31)
 
     def imitate(self) -> dict:
         """The warm start (config section ``imitation``): clone the teacher into the fresh model."""
@@ -264,29 +352,41 @@ class Trainer:
         self._say(f"league @ {step:,} steps: snapshot {path.name} added; opponents {self.league.describe()}")
 
     def state(self, step: int, finished: bool = False) -> dict:
+        from training.checkpoint import FORMAT
+
         return {
-            "step": int(step), "history": self.history, "league": self.league.state(),
+            "format": FORMAT, "trainer": TRAINER, "step": int(step), "history": self.history,
+            "league": self.league.state(),
             "last_eval_step": self.last_eval, "last_snapshot_step": self.last_snapshot, "last_ckpt_step": int(step),
             "train_seconds": self.train_seconds, "eval_seconds": self.eval_seconds, "finished": finished,
             "name": self.name,
         }
 
     def checkpoint(self, step: int, finished: bool = False) -> Path:
-        """Save the model and the run state atomically; keep the newest ``checkpoint.keep``."""
+        """Save the weights and optimizer tensors (safetensors), then the run state (JSON, the commit point);
+        keep the newest ``checkpoint.keep``."""
+        from training.checkpoint import module_tensors, split_optimizer, write_json, write_tensors
+
         folder = self.run_dir / CHECKPOINTS
         folder.mkdir(parents=True, exist_ok=True)
-        model_path = folder / f"step_{step:010d}.zip"
-        tmp = folder / f"step_{step:010d}.zip.tmp"
-        self.model.save(tmp)
-        os.replace(tmp, model_path)
+        stem = f"step_{step:010d}"
+        policy = self.model.policy
+        opt_tensors, opt_meta = split_optimizer(policy.optimizer.state_dict(), "optimizer/")
+        tensors_path = folder / f"{stem}.safetensors"
+        digest = write_tensors(tensors_path, {**module_tensors(policy.state_dict(), "policy/"), **opt_tensors})
+        state = self.state(step, finished)
+        state["model"] = {"tensors": tensors_path.name, "sha256": digest, "num_timesteps": int(step),
+                          "n_updates": int(self.model._n_updates), "episode_num": int(self.model._episode_num),
+                          "optimizer": opt_meta}
+        write_json(folder / f"{stem}.json", state)
         self.last_ckpt = step
-        _atomic_write(folder / f"step_{step:010d}.json", json.dumps(self.state(step, finished), indent=1))
         keep = self.cfg["checkpoint"]["keep"]
-        steps = sorted(int(m.group(1)) for p in folder.iterdir() if (m := _CKPT.match(p.name)))
-        for old in steps[:-keep]:
-            for suffix in (".json", ".zip"):
-                (folder / f"step_{old:010d}{suffix}").unlink(missing_ok=True)
-        return model_path
+        kept = set(sorted(int(m.group(1)) for p in folder.iterdir() if (m := _CKPT.match(p.name)))[-keep:])
+        for p in folder.iterdir():
+            m = _CKPT_FILE.match(p.name)
+            if m and int(m.group(1)) not in kept:
+                p.unlink(missing_ok=True)
+        return tensors_path
 
     def between_rollouts(self, step: int) -> None:
         """League snapshot, evaluation and checkpoint, each when it is due."""
@@ -310,19 +410,26 @@ class Trainer:
         from training.callbacks import RunCallback
         from training.report import plot_learning_curve, write_final, write_history
 
-        self.run_dir.mkdir(parents=True, exist_ok=True)
         import yaml
 
-        _atomic_write(self.run_dir / "config.yaml", yaml.safe_dump(self.cfg, sort_keys=False))
+        try:
+            self.run_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ConfigError(f"cannot create the run directory {self.run_dir}: {exc.strerror or exc}") from None
+        config_text = yaml.safe_dump(self.cfg, sort_keys=False)
+        if self.resume is None:
+            _atomic_write(self.run_dir / "config.yaml", config_text)
         start_step = self.resume[0] if self.resume else 0
         if self.resume and self.resume[2].get("finished") and start_step >= self.total_steps \
                 and (self.run_dir / "evaluation.md").is_file():
-            text = (self.run_dir / "evaluation.md").read_text()
+            text = (self.run_dir / "evaluation.md").read_text(errors="replace")
             print(f"{self.run_dir}: this run already finished at {start_step:,} steps (raise total_steps with "
                   f"--set total_steps=N to train on)\n\n{text}", file=self.out)
             return {"run_dir": str(self.run_dir), "steps": start_step, "already_finished": True}
         t_start = time.perf_counter()
         self.build()
+        if self.resume is not None:  # only once the checkpoint loaded: a refused resume changes nothing
+            _atomic_write(self.run_dir / "config.yaml", config_text)
         build_seconds = time.perf_counter() - t_start
         what = f"resuming {self.run_dir} at {start_step:,} steps" if self.resume else f"training in {self.run_dir}"
         print(f"{what}: MaskablePPO, {self.cfg['n_envs']} envs ({self.cfg['vec_env']}), net {self.cfg['network']['hidden']} "
@@ -421,10 +528,7 @@ def train(config: Any, run_dir: Optional[str] = None, resume: Any = None, overri
         saved = target / "config.yaml"
         if not saved.is_file():
             raise ConfigError(f"--resume: {target} is not a run directory (it has no config.yaml)")
-        import yaml
-
-        raw = yaml.safe_load(saved.read_text())
-        cfg = validate_config(apply_overrides(raw, list(overrides)), str(saved))
+        cfg = validate_config(apply_overrides(read_yaml(saved), list(overrides), str(saved)), str(saved))
         latest = latest_checkpoint(target)
         if latest is None:
             print(f"{target}: no checkpoint yet; starting this run from step 0", file=out or sys.stdout)
@@ -432,6 +536,8 @@ def train(config: Any, run_dir: Optional[str] = None, resume: Any = None, overri
     cfg = _config(config, overrides)
     if run_dir is not None:
         target = Path(run_dir)
+        if target.exists() and not target.is_dir():
+            raise ConfigError(f"the run directory {target} is a file; choose another --run-dir")
         if target.exists() and any(target.iterdir()):
             raise ConfigError(f"the run directory {target} exists and is not empty: continue it with --resume "
                               f"{target}, or choose another --run-dir")
@@ -443,7 +549,7 @@ def train(config: Any, run_dir: Optional[str] = None, resume: Any = None, overri
 def _config(config: Any, overrides: Sequence[str]) -> dict:
     if isinstance(config, (str, os.PathLike)):
         return load_config(config, list(overrides))
-    return validate_config(apply_overrides(config, list(overrides)), "config")
+    return validate_config(apply_overrides(config, list(overrides), "config"), "config")
 
 
 def add_train_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -475,13 +581,19 @@ def run_train(args: argparse.Namespace) -> int:
 
         print(yaml.safe_dump(_config(args.config, args.overrides), sort_keys=False), end="")
         return 0
-    missing = [m for m in ("torch", "stable_baselines3", "sb3_contrib", "yaml") if not _importable(m)]
+    missing = [m for m in ("torch", "stable_baselines3", "sb3_contrib", "yaml", "safetensors") if not _importable(m)]
     if missing:
-        print(f"allfives train needs {', '.join(missing)}: pip install -e '.[train]'", file=sys.stderr)
+        print(f"allfives train needs {', '.join(missing)}. {install_hint('train')}", file=sys.stderr)
         return 2
     summary = train(args.config, run_dir=args.run_dir, resume=args.resume, overrides=args.overrides,
                     progress=False if args.no_progress else None)
     return 130 if summary.get("interrupted") else 0
+
+
+def install_hint(extra: str) -> str:
+    """How to install an extra: CPU torch first, or pip resolves torch to the multi-GB CUDA build."""
+    return (f"Install torch first (the CPU build: pip install torch --index-url https://download.pytorch.org/whl/cpu"
+            f"; on a GPU machine the default pip install torch), then: pip install -e '.[{extra}]'")
 
 
 def _importable(module: str) -> bool:

@@ -9,8 +9,16 @@ them all to one :class:`~training.rllib.module.MaskedPPOModule` (``per_team``: o
 with ``learners: one_side`` the other sides are played inside the env by registry agents (fixed
 opponents). Every ``evaluation.every`` iterations and at the end, each module is exported to the numpy
 policy file format (``<run>/policy_<module>.npz``) and measured with the duplicate-deal harness against
-the baselines, exactly like the stable-baselines3 runs. Checkpoints (``algo.save_to_path``) go to
-``<run>/checkpoints/iter_<n>``; ``--resume`` restores the newest.
+the baselines, exactly like the stable-baselines3 runs.
+
+Checkpoints are ``<run>/checkpoints/iter_<n>.safetensors`` (every module's weights and its optimizer's
+tensors, read through RLlib's public ``Algorithm.get_state``) + ``iter_<n>.json`` (iteration, env steps,
+evaluation history, the optimizers' hyper-parameters, the tensors file's SHA-256): no pickle anywhere
+(:mod:`training.checkpoint`). RLlib's own checkpoint format (``algo.save_to_path``) pickles, so it is
+not used; ``--resume`` builds a fresh algorithm from the run's ``config.yaml``, checks the tensors
+against the modules it builds and sets them with ``Algorithm.set_state`` (weights and Adam moments;
+env-runner connector states and RLlib's metrics are not carried over, and the env runners are seeded
+afresh from ``seed`` and the iteration). Old checkpoint directories (``iter_<n>/``) are refused.
 """
 
 from __future__ import annotations
@@ -19,17 +27,21 @@ import argparse
 import functools
 import json
 import os
-import shutil
+import re
 import sys
 import time
 from pathlib import Path
 from typing import Any, Optional, Sequence, TextIO
 
-from training.config import ConfigError
+from training.config import ConfigError, short_repr
 
-__all__ = ["add_train_rllib_parser", "run_train_rllib", "train_rllib"]
+__all__ = ["add_train_rllib_parser", "run_train_rllib", "train_rllib", "latest_rllib_checkpoint"]
 
 ENV_NAME = "allfives_multiagent"
+TRAINER = "rllib-ppo"
+_ITER = re.compile(r"^iter_(\d+)\.json$")
+_ITER_FILE = re.compile(r"^iter_(\d+)\.(?:json|safetensors)(?:\.tmp)?$")
+_LEARNER_PARTS = ["learner_group/learner/rl_module", "learner_group/learner/optimizer"]
 
 
 def _module_ids(cfg: dict) -> list[str]:
@@ -63,8 +75,8 @@ def _make_env(config: dict) -> Any:
     return AllFivesMultiAgentEnv(config)
 
 
-def build_algo_config(cfg: dict) -> Any:
-    """The RLlib ``PPOConfig`` of a validated run config."""
+def build_algo_config(cfg: dict, seed: Optional[int] = None) -> Any:
+    """The RLlib ``PPOConfig`` of a validated run config (``seed``: instead of the config's)."""
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
@@ -98,7 +110,7 @@ def build_algo_config(cfg: dict) -> Any:
                   minibatch_size=ppo["minibatch_size"], num_epochs=ppo["num_epochs"], gamma=ppo["gamma"],
                   lambda_=ppo["lambda"], clip_param=ppo["clip_param"], entropy_coeff=ppo["entropy_coeff"],
                   vf_loss_coeff=ppo["vf_loss_coeff"], grad_clip=ppo["grad_clip"])
-        .debugging(seed=cfg["seed"])
+        .debugging(seed=cfg["seed"] if seed is None else seed)
     )
 
 
@@ -111,6 +123,52 @@ def _steps(result: dict) -> int:
         if isinstance(node, (int, float)):
             return int(node)
     return 0
+
+
+def latest_rllib_checkpoint(run_dir: Path) -> Optional[tuple[int, Path, dict]]:
+    """(iteration, tensors file, checked state) of the newest checkpoint of an RLlib run, or None.
+
+    An RLlib checkpoint directory (``iter_<n>/``, the pickle-based format of earlier versions) is refused
+    with a :class:`~training.checkpoint.CheckpointError`; nothing is unpickled."""
+    from training.checkpoint import old_format_error, read_json
+
+    folder = Path(run_dir) / "checkpoints"
+    if not folder.is_dir():
+        return None
+    entries = sorted(folder.iterdir())
+    old = [p for p in entries if p.name.startswith("iter_") and p.is_dir()]
+    if old:
+        raise old_format_error(old[-1])
+    for it, path in sorted(((int(m.group(1)), p) for p in entries if (m := _ITER.match(p.name))), reverse=True):
+        try:
+            state = read_json(path)
+        except FileNotFoundError:
+            continue
+        return it, path.with_suffix(".safetensors"), _check_state(state, path, it)
+    return None
+
+
+def _check_state(state: dict, path: Path, iteration: int) -> dict:
+    from training.checkpoint import FORMAT, CheckpointError, check_history, need
+
+    where = str(path)
+    if state.get("format") != FORMAT or state.get("trainer") != TRAINER:
+        raise CheckpointError(f"{where}: not a checkpoint of this format (format {short_repr(state.get('format'))}, "
+                              f"trainer {short_repr(state.get('trainer'))}; expected {FORMAT!r}, {TRAINER!r})")
+    if need(state, "iteration", "int>=0", where) != iteration:
+        raise CheckpointError(f"{where}: says iteration {state['iteration']}, but its name says {iteration}")
+    need(state, "env_steps", "int>=0", where)
+    state["history"] = check_history(state.get("history"), where)
+    if need(state, "tensors", "str", where) != path.with_suffix(".safetensors").name:
+        raise CheckpointError(f"{where}: tensors must be {path.with_suffix('.safetensors').name!r}, got "
+                              f"{short_repr(state['tensors'])}")
+    need(state, "sha256", "sha256", where)
+    optimizers = need(state, "optimizers", "dict", where)
+    for name, meta in optimizers.items():
+        if not isinstance(meta, dict):
+            raise CheckpointError(f"{where}: optimizers.{name} must be an object, got {short_repr(meta)}")
+        need(meta, "module_id", "str", where, f"optimizers.{name}.")
+    return state
 
 
 def _episode_return(result: dict) -> Optional[float]:
@@ -130,6 +188,7 @@ class RLlibRun:
         self.out = sys.stdout if out is None else out
         self.history: list[dict] = []
         self.iteration = 0
+        self.env_steps_before = 0  # env steps of the sessions before a resume (RLlib counts this session's)
         self.algo: Any = None
 
     def say(self, text: str) -> None:
@@ -175,26 +234,96 @@ class RLlibRun:
                                  at=f"iteration {self.iteration} [{module_id}]"))
         return rows
 
-    def checkpoint(self) -> Path:
+    def _learner_state(self) -> dict:
+        """The learner's modules (numpy weights) and optimizers, through RLlib's public ``get_state``."""
+        return self.algo.get_state(components=_LEARNER_PARTS)["learner_group"]["learner"]
+
+    def checkpoint(self, env_steps: int) -> Path:
+        """Weights and optimizer tensors to ``iter_<n>.safetensors``, then the run state to ``iter_<n>.json``
+        (the commit point); keep the newest ``checkpoint.keep``."""
+        from training.checkpoint import FORMAT, module_tensors, split_optimizer, write_json, write_tensors
+
         folder = self.run_dir / "checkpoints"
-        path = folder / f"iter_{self.iteration:06d}"
-        self.algo.save_to_path(str(path))
-        (path / "allfives_run.json").write_text(json.dumps({"iteration": self.iteration, "history": self.history}))
-        kept = sorted(p for p in folder.iterdir() if p.name.startswith("iter_"))
-        for old in kept[:-self.cfg["checkpoint"]["keep"]]:
-            shutil.rmtree(old, ignore_errors=True)
+        folder.mkdir(parents=True, exist_ok=True)
+        stem = f"iter_{self.iteration:06d}"
+        learner = self._learner_state()
+        tensors: dict[str, Any] = {}
+        for module_id, weights in learner["rl_module"].items():
+            tensors.update(module_tensors(weights, f"module/{module_id}/"))
+        optimizers = {}
+        for name, entry in learner["optimizer"].items():
+            opt_tensors, meta = split_optimizer(entry["state"], f"optimizer/{name}/")
+            tensors.update(opt_tensors)
+            optimizers[name] = {"module_id": entry["module_id"], **meta}
+        path = folder / f"{stem}.safetensors"
+        digest = write_tensors(path, tensors)
+        write_json(folder / f"{stem}.json", {
+            "format": FORMAT, "trainer": TRAINER, "iteration": self.iteration, "env_steps": int(env_steps),
+            "history": self.history, "tensors": path.name, "sha256": digest, "optimizers": optimizers,
+            "name": self.cfg["name"]})
+        kept = set(sorted(int(m.group(1)) for p in folder.iterdir() if (m := _ITER.match(p.name)))
+                   [-self.cfg["checkpoint"]["keep"]:])
+        for p in folder.iterdir():
+            m = _ITER_FILE.match(p.name)
+            if m and int(m.group(1)) not in kept:
+                p.unlink(missing_ok=True)
         return path
 
-    def run(self, resume_from: Optional[Path] = None) -> dict:
+    def restore(self, iteration: int, path: Path, state: dict) -> None:
+        """Set a checkpoint (checked, without pickle) into the freshly built algorithm."""
+        from training.checkpoint import CheckpointError, check_module, read_tensors, restore_optimizer
+
+        json_path = path.with_suffix(".json")
+        tensors = read_tensors(path, state["sha256"], json_path)
+        fresh = self._learner_state()
+        modules = {}
+        for module_id, weights in fresh["rl_module"].items():
+            checked = check_module(weights, tensors, f"module/{module_id}/", path,
+                                   f"module {module_id!r} of the config (policies: {self.cfg['policies']})")
+            modules[module_id] = {k: v.numpy() for k, v in checked.items()}
+        saved = state["optimizers"]
+        if set(saved) != set(fresh["optimizer"]):
+            raise CheckpointError(f"{json_path}: optimizers {sorted(saved)} do not match the config's "
+                                  f"{sorted(fresh['optimizer'])} (resume with the run's own config.yaml)")
+        optimizers = {}
+        for name, entry in fresh["optimizer"].items():
+            module_id = entry["module_id"]
+            if saved[name]["module_id"] != module_id:
+                raise CheckpointError(f"{json_path}: optimizer {name!r} is for module "
+                                      f"{short_repr(saved[name]['module_id'])}, the config's for {module_id!r}")
+            params = list(self.algo.get_module(module_id).parameters())
+            restored = restore_optimizer(entry["state"], params, tensors, saved[name], f"optimizer/{name}/", path,
+                                         json_path)
+            optimizers[name] = {"module_id": module_id, "state": restored}
+        prefixes = tuple(f"module/{m}/" for m in modules) + tuple(f"optimizer/{n}/" for n in optimizers)
+        stray = sorted(n for n in tensors if not n.startswith(prefixes))
+        if stray:
+            raise CheckpointError(f"{path}: unexpected tensors {stray[:5]}")
+        self.algo.set_state({"learner_group": {"learner": {"rl_module": modules, "optimizer": optimizers}}})
+        self.iteration, self.history = iteration, list(state["history"])
+        self.env_steps_before = int(state["env_steps"])
+
+    def run(self, resume_from: Optional[tuple[int, Path, dict]] = None) -> dict:
+        """Train (``resume_from``: a checkpoint of :func:`latest_rllib_checkpoint` to continue)."""
         import yaml
 
-        self.run_dir.mkdir(parents=True, exist_ok=True)
-        (self.run_dir / "config.yaml").write_text(yaml.safe_dump(self.cfg, sort_keys=False))
-        self.algo = build_algo_config(self.cfg).build_algo()
-        if resume_from is not None:
-            self.algo.restore_from_path(str(resume_from))
-            state = json.loads((resume_from / "allfives_run.json").read_text())
-            self.iteration, self.history = int(state["iteration"]), list(state["history"])
+        try:
+            self.run_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ConfigError(f"cannot create the run directory {self.run_dir}: {exc.strerror or exc}") from None
+        config_text = yaml.safe_dump(self.cfg, sort_keys=False)
+        if resume_from is None:
+            (self.run_dir / "config.yaml").write_text(config_text)
+            self.algo = build_algo_config(self.cfg).build_algo()
+        else:
+            seed = (self.cfg["seed"] * 1_000_003 + resume_from[0]) % 2**31  # not the first iterations' samples again
+            self.algo = build_algo_config(self.cfg, seed=seed).build_algo()
+            try:
+                self.restore(*resume_from)
+            except BaseException:
+                self.algo.stop()
+                raise
+            (self.run_dir / "config.yaml").write_text(config_text)  # once the checkpoint loaded
             self.say(f"resumed {self.run_dir} at iteration {self.iteration}")
         cfg = self.cfg
         self.say(f"training in {self.run_dir}: RLlib PPO, modules {_module_ids(cfg)}, learners {cfg['learners']}, "
@@ -202,13 +331,13 @@ class RLlibRun:
                  f"{cfg['env_runners']['num_envs_per_env_runner']} envs, {cfg['iterations']} iterations of "
                  f"{cfg['ppo']['train_batch_size']:,} env steps")
         first_steps: Optional[int] = None  # the first iteration includes start-up: the rate leaves it out
-        steps, train_seconds = 0, 0.0
+        steps, train_seconds = self.env_steps_before, 0.0
         try:
             while self.iteration < cfg["iterations"]:
                 t0 = time.perf_counter()
                 result = self.algo.train()
                 self.iteration += 1
-                steps = _steps(result)
+                steps = self.env_steps_before + _steps(result)
                 if first_steps is None:
                     first_steps = steps
                 else:
@@ -222,9 +351,9 @@ class RLlibRun:
                 if every and self.iteration % every == 0 and self.iteration < cfg["iterations"]:
                     self.evaluate()
                 if self.iteration % cfg["checkpoint"]["every"] == 0:
-                    self.checkpoint()
+                    self.checkpoint(steps)
             rows = self.evaluate(final=True)
-            path = self.checkpoint()
+            path = self.checkpoint(steps)
         finally:
             self.algo.stop()
         rate = (steps - (first_steps or 0)) / train_seconds if train_seconds else float("nan")
@@ -255,16 +384,18 @@ def train_rllib(config: Any, run_dir: Optional[str] = None, resume: Optional[str
         if not saved.is_file():
             raise ConfigError(f"--resume: {target} is not an RLlib run directory (it has no config.yaml)")
         cfg = load_rllib_config(saved, list(overrides))
-        points = sorted((target / "checkpoints").glob("iter_*")) if (target / "checkpoints").is_dir() else []
-        if not points:
-            raise ConfigError(f"--resume: {target} has no checkpoint yet (checkpoints/iter_*)")
-        resume_from, run_path = points[-1], target
+        resume_from = latest_rllib_checkpoint(target)
+        if resume_from is None:
+            raise ConfigError(f"--resume: {target} has no checkpoint yet (checkpoints/iter_<n>.json)")
+        run_path = target
     else:
         if isinstance(config, (str, os.PathLike)):
             cfg = load_rllib_config(config, list(overrides))
         else:
-            cfg = validate_rllib_config(apply_overrides(config, list(overrides)), "config")
+            cfg = validate_rllib_config(apply_overrides(config, list(overrides), "config"), "config")
         run_path = Path(run_dir) if run_dir else Path(cfg["output"]["dir"]) / cfg["name"]
+        if run_path.exists() and not run_path.is_dir():
+            raise ConfigError(f"the run directory {run_path} is a file; choose another --run-dir")
         if run_path.exists() and any(run_path.iterdir()):
             raise ConfigError(f"the run directory {run_path} exists and is not empty: continue it with --resume "
                               f"{run_path}, or choose another --run-dir")
@@ -300,11 +431,11 @@ def add_train_rllib_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def run_train_rllib(args: argparse.Namespace) -> int:
     """Run the ``train-rllib`` subcommand; returns the exit status."""
-    import importlib.util
+    from training.train import _importable, install_hint
 
-    missing = [m for m in ("ray", "torch", "yaml") if importlib.util.find_spec(m) is None]
+    missing = [m for m in ("ray", "torch", "yaml", "safetensors") if not _importable(m)]
     if missing:
-        print(f"allfives train-rllib needs {', '.join(missing)}: pip install -e '.[rllib]'", file=sys.stderr)
+        print(f"allfives train-rllib needs {', '.join(missing)}. {install_hint('rllib')}", file=sys.stderr)
         return 2
     train_rllib(args.config, run_dir=args.run_dir, resume=args.resume, overrides=args.overrides,
                 address=args.address)
