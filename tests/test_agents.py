@@ -201,3 +201,75 @@ def test_pimc_reports_its_think_time() -> None:
     agent = make_agent("pimc", samples=3, seed=0)
     play_game(rules, [agent, make_agent("greedy")], seed=1, agent_seeds=[0, 1])
     assert agent.moves > 0 and agent.seconds_per_move > 0
+
+
+BAD_SPECS = [
+    ("pimc:samples=abc", "samples=abc is not allowed: give an integer"),
+    ("pimc:samples=-3", "samples=-3 is not allowed: give a positive integer"),
+    ("pimc:samples=0", "samples=0 is not allowed"),
+    ("pimc:samples=nan", "samples=nan is not allowed: give an integer"),
+    ("pimc:samples=NaN", "samples=NaN is not allowed: give an integer"),
+    ("pimc:samples=1.5", "samples=1.5 is not allowed: give an integer"),
+    ("pimc:samples=1e400", "samples=1e400 is not allowed: give an integer"),
+    ("pimc:samples=true", "samples=true is not allowed: give an integer"),
+    ("pimc:samples=" + "9" * 5000, "samples=999"),
+    ("pimc:samples=[[[[", "samples="),
+    ("pimc:samples=3,samples=4", "parameter 'samples' is given twice"),
+    ("pimc:epsilon=NaN", "epsilon=NaN is not allowed: give a finite number"),
+    ("pimc:epsilon=2", "epsilon=2"),
+    ("pimc:win_bonus=Infinity", "win_bonus=Infinity is not allowed: give a finite number"),
+    ("pimc:prior_weight=-Infinity", "prior_weight=-Infinity"),
+    ("pimc:rollout=5", "rollout='5' is not allowed"),
+    ("pimc:prior=5", "unknown agent '5'"),
+    ("expert:w_score=abc", "w_score=abc is not allowed: give a finite number"),
+    ("expert:w_score=NaN", "w_score=NaN is not allowed: give a finite number"),
+    ("expert:w_block=[1]", "w_block=[1] is not allowed: give a finite number"),
+    ("expert:late_hand=true", "late_hand=true is not allowed: give a finite number"),
+    ("defensive:reply_weight=x", "reply_weight=x is not allowed: give a finite number"),
+    ("ppo-2p:temperature=Infinity", "temperature=Infinity is not allowed: give a finite number"),
+    ("ppo-2p:temperature=0", "temperature=0"),
+    ("ppo-2p:sample=maybe", "sample=maybe is not allowed: give true or false"),
+    ("ppo-2p:sample=1", "sample=1 is not allowed: give true or false"),
+    ("greedy:seed=3", "seed is not a spec parameter"),
+    ("greedy:depth=3", "takes no parameter 'depth'"),
+    ("x" * 10_000, "unknown agent"),
+]
+
+
+@pytest.mark.parametrize("spec,message", BAD_SPECS, ids=[s[:40] for s, _ in BAD_SPECS])
+def test_bad_parameter_values_name_the_parameter_and_what_it_takes(spec: str, message: str) -> None:
+    with pytest.raises(AgentError) as info:
+        make_agent(spec)
+    assert message in str(info.value) and len(str(info.value)) < 1000
+
+
+def test_keyword_parameters_are_checked_the_same_way() -> None:
+    for params, message in [({"samples": 2.0}, "samples=2.0"), ({"samples": True}, "samples=True"),
+                            ({"epsilon": float("nan")}, "epsilon=nan"), ({"win_bonus": "1"}, "win_bonus='1'")]:
+        with pytest.raises(AgentError, match=message):
+            make_agent("pimc", **params)
+    with pytest.raises(AgentError, match="must be a string"):
+        make_agent(5)  # type: ignore[arg-type]
+    assert make_agent("pimc", samples=np.int64(3)).samples == 3
+    assert make_agent("expert", w_score=np.float32(2.0)).w_score == 2.0
+
+
+def test_string_parameters_keep_their_text_and_round_trip() -> None:
+    """A string parameter is the text written, even when it reads as JSON (a file named 123, a prior named 5)."""
+    agent = make_agent("pimc:prior=none,samples=2")
+    assert agent.spec() == "pimc:prior=none,samples=2" and make_agent(agent.spec()).spec() == agent.spec()
+    with pytest.raises(AgentError, match="policy file 1e3 does not exist"):  # not 1000.0
+        make_agent("ppo:path=1e3")
+    assert parse_agent_spec("pimc:samples=50,rollout=random") == ("pimc", {"samples": 50, "rollout": "random"})
+    with pytest.raises(AgentError, match="given twice"):
+        parse_agent_spec("pimc:samples=1,samples=1")
+
+
+def test_check_agent_rules_refuses_a_policy_for_other_rules() -> None:
+    from allfives_env.agents.registry import check_agent_rules
+    from allfives_env.policy import PolicyError
+
+    check_agent_rules(make_agent("ppo-2p"), Rules(num_players=2))
+    check_agent_rules(make_agent("expert"), Rules(num_players=4))
+    with pytest.raises(PolicyError, match="num_players=2"):
+        check_agent_rules(make_agent("ppo-2p"), Rules(num_players=3))

@@ -10,7 +10,12 @@ from __future__ import annotations
 import difflib
 import inspect
 import json
+import math
+import os
+import typing
 from typing import Any, Callable, Optional
+
+import numpy as np
 
 from ..core.errors import AllFivesError
 from .base import Agent
@@ -38,32 +43,115 @@ def describe_agents() -> dict[str, str]:
     return {name: desc for name, (_, desc) in sorted(_REGISTRY.items())}
 
 
+def _short(text: Any, limit: int = 60) -> str:
+    """``repr(text)`` cut to about ``limit`` characters, for messages (a pasted megabyte stays one line)."""
+    shown = repr(text)
+    return shown if len(shown) <= limit else shown[: limit - 3] + "..."
+
+
+def _split_spec(spec: Any) -> tuple[str, list[tuple[str, str]]]:
+    """``"pimc:samples=50"`` -> ``("pimc", [("samples", "50")])``: the name and the raw parameter texts."""
+    if not isinstance(spec, str):
+        raise AgentError(f"an agent spec must be a string such as 'greedy' or 'pimc:samples=50', got {_short(spec)}")
+    name, _, rest = spec.partition(":")
+    pairs: list[tuple[str, str]] = []
+    for part in filter(None, (p.strip() for p in rest.split(","))):
+        if "=" not in part:
+            raise AgentError(f"agent spec {_short(spec)}: parameter {_short(part)} must be written key=value")
+        key, value = part.split("=", 1)
+        key = key.strip()
+        if any(key == k for k, _ in pairs):
+            raise AgentError(f"agent spec {_short(spec)}: parameter {key!r} is given twice; give it once")
+        pairs.append((key, value.strip()))
+    return name.strip(), pairs
+
+
+def _json_value(text: str) -> Any:
+    """``text`` read as JSON where it parses (numbers, true/false, null), else the text itself."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):  # not JSON, a number of over 4300 digits, or nested too deep
+        return text
+
+
 def parse_agent_spec(spec: str) -> tuple[str, dict[str, Any]]:
     """``"pimc:samples=50,rollout=random"`` -> ``("pimc", {"samples": 50, "rollout": "random"})``.
 
-    Values are read as JSON where they parse (numbers, true/false, null), else kept as strings.
+    Values are read as JSON where they parse (numbers, true/false, null), else kept as strings; a
+    parameter given twice is an error. (:func:`make_agent` reads each value as the type the agent's
+    parameter has, so ``pimc:prior=greedy`` and ``ppo:path=123.npz`` stay strings there.)
     """
-    name, _, rest = spec.partition(":")
-    params: dict[str, Any] = {}
-    for part in filter(None, (p.strip() for p in rest.split(","))):
-        if "=" not in part:
-            raise AgentError(f"agent spec {spec!r}: parameter {part!r} must be written key=value")
-        key, value = part.split("=", 1)
-        try:
-            params[key.strip()] = json.loads(value)
-        except json.JSONDecodeError:
-            params[key.strip()] = value.strip()
-    return name.strip(), params
+    name, pairs = _split_spec(spec)
+    return name, {key: _json_value(value) for key, value in pairs}
+
+
+# --------------------------------------------------------------------------------------------- parameter types
+_KINDS = {"bool": "true or false", "int": "an integer", "float": "a finite number", "str": "a string"}
+
+
+def _param_kinds(factory: Callable[..., Agent]) -> dict[str, tuple[Optional[str], bool]]:
+    """Per parameter of ``factory``: its kind ("bool", "int", "float", "str" or None for anything) and
+    whether null (None) is allowed, from the annotations, else from the default value."""
+    target = factory.__init__ if isinstance(factory, type) else factory
+    try:
+        hints = typing.get_type_hints(target)
+    except Exception:  # unresolvable annotations: fall back on the defaults
+        hints = {}
+    kinds: dict[str, tuple[Optional[str], bool]] = {}
+    for name, p in inspect.signature(factory).parameters.items():
+        hint = hints.get(name, inspect.Parameter.empty)
+        args = typing.get_args(hint) if typing.get_origin(hint) is typing.Union else (hint,)
+        nullable = type(None) in args or p.default is None
+        types = [a for a in args if a is not type(None)]
+        if len(types) != 1 or types[0] not in (bool, int, float, str):
+            default = p.default
+            types = [type(default)] if type(default) in (bool, int, float, str) else []
+        kinds[name] = ({bool: "bool", int: "int", float: "float", str: "str"}[types[0]] if types else None, nullable)
+    return kinds
+
+
+def _coerce(agent: str, key: str, value: Any, kind: Optional[str], nullable: bool, from_text: bool) -> Any:
+    """``value`` as the parameter's kind, or an :class:`AgentError` naming the parameter and what it takes.
+
+    ``from_text``: the value is the raw text of a spec string (JSON for numbers and booleans)."""
+    shown = value if from_text else repr(value)
+    if from_text:
+        if kind == "str":
+            return None if nullable and value == "null" else value
+        value = _json_value(value)
+    if value is None and nullable:
+        return None
+    ok = {
+        None: True,
+        "bool": isinstance(value, (bool, np.bool_)),
+        "int": isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)),
+        "float": isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+        and math.isfinite(value),
+        "str": isinstance(value, (str, os.PathLike)),
+    }[kind]
+    if not ok:
+        allowed = _KINDS[kind] + (" or null" if nullable else "")  # type: ignore[index]
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        raise AgentError(f"agent {agent!r}: {key}={shown} is not allowed: give {allowed}")
+    if kind == "int":
+        return int(value)
+    if kind == "bool":
+        return bool(value)
+    return value
 
 
 def make_agent(spec: str, seed: Optional[int] = None, **params: Any) -> Agent:
-    """Build a registered agent from a name or spec string plus keyword parameters."""
-    name, spec_params = parse_agent_spec(spec)
-    spec_params.update(params)
+    """Build a registered agent from a name or spec string plus keyword parameters.
+
+    Every parameter is checked against the type the agent declares (an integer, a finite number, true or
+    false, a string) before the agent is built, and the agent then checks its ranges: a bad value raises
+    :class:`AgentError` naming the parameter and what it takes. ``seed`` is given here, not in the spec.
+    """
+    name, pairs = _split_spec(spec)
     if name not in _REGISTRY:
         close = difflib.get_close_matches(name, list(_REGISTRY), n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise AgentError(f"unknown agent {name!r}{hint}; registered agents: {agent_names()}")
+        raise AgentError(f"unknown agent {_short(name)}{hint}; registered agents: {agent_names()}")
     factory, _ = _REGISTRY[name]
     signature = inspect.signature(factory)
     # Agent.__init__ takes **params only to record what subclasses were built with, not as a catch-all
@@ -72,13 +160,43 @@ def make_agent(spec: str, seed: Optional[int] = None, **params: Any) -> Agent:
         p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.parameters.values()
     )
     allowed = [
-        name for name, p in signature.parameters.items()
-        if name not in ("self", "seed") and p.kind is not inspect.Parameter.VAR_KEYWORD
+        key for key, p in signature.parameters.items()
+        if key not in ("self", "seed") and p.kind is not inspect.Parameter.VAR_KEYWORD
     ]
-    for key in spec_params:
-        if not accepts_any and key not in signature.parameters:
-            raise AgentError(f"agent {name!r} takes no parameter {key!r}; it takes {allowed or 'none'}")
+    kinds = _param_kinds(factory)
+    given = [(key, value, True) for key, value in pairs] + [(key, value, False) for key, value in params.items()]
+    spec_params: dict[str, Any] = {}
+    for key, value, from_text in given:
+        if key == "seed":
+            raise AgentError(f"agent {name!r}: seed is not a spec parameter; the run seeds its agents (--seed, or "
+                             f"make_agent(spec, seed=...))")
+        if key not in signature.parameters or key not in allowed:
+            if not accepts_any:
+                raise AgentError(f"agent {name!r} takes no parameter {_short(key)}; it takes {allowed or 'none'}")
+            spec_params[key] = _json_value(value) if from_text else value
+            continue
+        kind, nullable = kinds.get(key, (None, True))
+        spec_params[key] = _coerce(name, key, value, kind, nullable, from_text)
     try:
         return factory(seed=seed, **spec_params)
     except (TypeError, ValueError) as exc:
-        raise AgentError(f"agent {name!r} with {spec_params}: {exc}") from None
+        raise AgentError(f"agent {name!r} with {_short(spec_params, 200)}: {exc}") from None
+
+
+def check_agent_rules(agent: Agent, rules: Any) -> None:
+    """Raise the agent's own error now if it cannot play games under ``rules`` (a trained policy made for
+    other rules raises :class:`~allfives_env.policy.PolicyError`), rather than at its first move.
+
+    Agents that can say so have ``check_rules(rules)`` themselves or on their ``policy``; agents held by an
+    agent (a search's prior) are checked too. Agents without such a check play any rules."""
+    seen: set[int] = set()
+    stack = [agent]
+    while stack:
+        current = stack.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        check = getattr(current, "check_rules", None) or getattr(getattr(current, "policy", None), "check_rules", None)
+        if callable(check):
+            check(rules)
+        stack.extend(v for v in vars(current).values() if isinstance(v, Agent))
