@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from pathlib import Path
 from typing import Any, Optional, Union
 
@@ -455,12 +456,13 @@ def replay_html(source: Source, title: Optional[str] = None) -> str:
             title = "All Fives replay"
     data = replay_data(source)
     data["meta"]["title"] = title
-    return (
-        _PAGE.replace("%%TITLE%%", html.escape(title, quote=True))
-        .replace("%%CSS%%", _CSS)
-        .replace("%%JS%%", _JS)
-        .replace("%%DATA%%", _script_json(data))
-    )
+    parts = {"TITLE": html.escape(title, quote=True), "CSS": _CSS, "JS": _JS, "DATA": _script_json(data)}
+    # one pass: text put in for one placeholder (a title "x%%JS%%") is never scanned for another
+    return _PLACEHOLDER.sub(lambda m: parts[m.group(1)], _PAGE)
+
+
+#: The placeholders of :data:`_PAGE`.
+_PLACEHOLDER = re.compile(r"%%(TITLE|CSS|JS|DATA)%%")
 
 
 def write_replay_html(source: Source, path: Union[str, Path], title: Optional[str] = None) -> Path:

@@ -6,8 +6,10 @@ the viewer's frame at the same event index must show exactly that. The board geo
 two tiles on top of each other. The page must need nothing from outside the file and must not let a
 string from the replay break out of its ``<script>`` element.
 
-The browser tests drive headless Chromium with Selenium and are skipped, with the reason, when Chromium,
-chromedriver or Selenium are missing (``allfives_env.viewer.CHROMIUM_FLAGS`` are the flags the sandbox needs).
+The browser tests drive headless Chromium with Selenium and are skipped, with the reason and what to install
+(Debian's ``chromium`` and ``chromium-driver``), when Chromium, chromedriver or Selenium are missing; with
+ALLFIVES_REQUIRE_BROWSER=1 (CI) they fail instead (``allfives_env.viewer.CHROMIUM_FLAGS`` are the flags the
+sandbox needs).
 ``python docs/make_images.py`` writes the README's screenshot of the viewer.
 """
 
@@ -208,13 +210,48 @@ def test_embedded_strings_cannot_break_out(long_game: tuple[Game, dict, Path]) -
     game, _, _ = long_game
     record = game_record(game)
     evil = "</script><script>alert('x')</script><!-- & \u2028"
-    record["seed"] = evil  # the replay check does not look at the seed: untrusted text reaches the page
+    # the replay check does not look at the agent names: untrusted text reaches the page
+    record["agents"] = [evil] * game.num_players
     page = replay_html(record, title=evil)
     assert page.count("</script>") == 2  # the data element's and the code's own, nothing from the replay
     assert "<script>alert" not in page and "<!--" not in page
     assert "<title>&lt;/script&gt;&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;&lt;!-- &amp;" in page
     data = _embedded(page)
-    assert data["meta"]["seed"] == evil and data["meta"]["title"] == evil
+    assert data["meta"]["agents"] == [evil] * game.num_players and data["meta"]["title"] == evil
+
+
+PLACEHOLDERS = "%%TITLE%%%%CSS%%%%JS%%%%DATA%%"
+
+
+def _page_parts(page: str) -> tuple[str, str, str]:
+    """The page's <title> text, its embedded data and its code, each found once in a well-formed page."""
+    titles = re.findall(r"<title>(.*?)</title>", page, re.S)
+    scripts = re.findall(r"<script>\n(.*?)</script>", page, re.S)
+    assert len(titles) == 1 and len(scripts) == 1 and page.count("<script") == 2, "the page is garbled"
+    return titles[0], json.dumps(_embedded(page)), scripts[0]
+
+
+def test_placeholders_in_the_title_or_the_data_are_text(long_game: tuple[Game, dict, Path], tmp_path: Path) -> None:
+    """Every placeholder is filled in one pass: a title or a replay string that contains a placeholder
+    (a file named ``x%%JS%%.json``) is shown as it is, never filled in again."""
+    game, _, path = long_game
+    plain = replay_html(path, title="plain")
+    _, _, code = _page_parts(plain)
+    record = game_record(game)
+    record["agents"] = [PLACEHOLDERS, "</script><!--<script>%%DATA%%"] + ["random"] * (game.num_players - 2)
+    page = replay_html(record, title=PLACEHOLDERS)
+    title, _, page_code = _page_parts(page)
+    assert title == PLACEHOLDERS and page_code == code
+    data = _embedded(page)
+    assert data["meta"]["title"] == PLACEHOLDERS and data["meta"]["agents"] == record["agents"]
+    assert page.count("</script>") == 2 and "<!--" not in page
+    # a replay file whose name holds every placeholder: the default title
+    named = tmp_path / f"x{PLACEHOLDERS}.json"
+    named.write_text(path.read_text())
+    title, _, page_code = _page_parts(replay_html(named))
+    assert title == f"All Fives replay: x{PLACEHOLDERS}.json" and page_code == code
+    # the title appears three times (<title>, <h1>, the data) and nothing else changed size
+    assert len(replay_html(named)) == len(plain) + 3 * (len(title) - len("plain"))
 
 
 def test_corrupt_or_foreign_replays_raise_replay_error(long_game: tuple[Game, dict, Path], tmp_path: Path) -> None:
@@ -252,27 +289,58 @@ def _browser_paths() -> tuple[Optional[str], Optional[str]]:
     return find_chromium(), shutil.which("chromedriver")
 
 
+#: What to install for the browser tests, said in every skip (``pytest -rs`` shows it).
+INSTALL_BROWSER = ("install Debian's chromium and chromium-driver packages (apt-get install chromium chromium-driver) "
+                   "and selenium (pip install -e '.[dev]')")
+
+
+def _browser_missing(need_driver: bool = True) -> Optional[str]:
+    """Why the browser tests cannot run here (naming what to install), or None when they can."""
+    missing = []
+    chromium, driver_path = _browser_paths()
+    if chromium is None:
+        missing.append("no chromium executable on PATH")
+    if need_driver and driver_path is None:
+        missing.append("no chromedriver on PATH")
+    if need_driver:
+        try:
+            import selenium  # noqa: F401
+        except ImportError:
+            missing.append("selenium is not installed")
+    return f"{'; '.join(missing)}: {INSTALL_BROWSER}" if missing else None
+
+
 def _missing(reason: str) -> None:
     """Skip, saying what is missing; in CI (ALLFIVES_REQUIRE_BROWSER=1, set by .ci/run) fail instead, so a
     broken browser install cannot pass as a skip."""
     if os.environ.get("ALLFIVES_REQUIRE_BROWSER") == "1":
         pytest.fail(f"{reason} (ALLFIVES_REQUIRE_BROWSER=1)")
-    pytest.skip(f"{reason} - browser test skipped")
+    pytest.skip(f"browser test skipped: {reason}")
+
+
+def test_browser_skips_say_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys.modules[__name__], "_browser_paths", lambda: (None, None))
+    reason = _browser_missing()
+    assert reason is not None and "chromium" in reason and "chromium-driver" in reason
+    assert "apt-get install chromium chromium-driver" in reason
+    monkeypatch.delenv("ALLFIVES_REQUIRE_BROWSER", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="apt-get install chromium chromium-driver"):
+        _missing(reason)
+    monkeypatch.setenv("ALLFIVES_REQUIRE_BROWSER", "1")
+    with pytest.raises(pytest.fail.Exception, match="chromium-driver.*ALLFIVES_REQUIRE_BROWSER=1"):
+        _missing(reason)
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     """Headless Chromium through Selenium, or a skip saying what is missing."""
-    try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
-    except ImportError:
-        _missing("selenium is not installed (pip install selenium)")
+    reason = _browser_missing()
+    if reason is not None:
+        _missing(reason)
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
     chromium, driver_path = _browser_paths()
-    if chromium is None:
-        _missing("no chromium executable on PATH (apt-get install chromium)")
-    if driver_path is None:
-        _missing("no chromedriver on PATH (apt-get install chromium-driver)")
     profile = tempfile.TemporaryDirectory(prefix="allfives-chromium-")
     options = webdriver.ChromeOptions()
     options.binary_location = chromium
@@ -385,8 +453,9 @@ def test_browser_steps_through_the_game(browser: Any, long_game: tuple[Game, dic
 
 
 def test_screenshot_of_a_mid_game_step(tmp_path: Path) -> None:
-    if _browser_paths()[0] is None:
-        _missing("no chromium executable on PATH (apt-get install chromium)")
+    reason = _browser_missing(need_driver=False)
+    if reason is not None:
+        _missing(reason)
     game, _ = played_game({"num_players": 4, "max_pip": 9, "max_hands": 2}, seed=3)
     png = screenshot(write_replay_html(game, tmp_path / "v.html"), tmp_path / "v.png", step=40)
     data = png.read_bytes()
