@@ -50,11 +50,16 @@ from typing import Any, Mapping, Optional, Sequence, TextIO, Union
 import numpy as np
 
 from .agents import Agent, make_agent, parse_agent_spec
+from .agents.registry import check_agent_rules
 from .core.errors import AllFivesError
 from .core.rules import Rules
 from .match import play_game
 
 RESULT_FORMAT = "allfives-evaluation"
+#: The most games one run plays (``games``, ``games_per_pair``): every game's record is kept in memory.
+MAX_GAMES = 10_000_000
+#: The most bootstrap resamples of a tournament's rating intervals (they are held in memory at once).
+MAX_BOOTSTRAP = 100_000
 RESULT_VERSION = 1
 Z95 = 1.959963984540054  # the standard normal 97.5% quantile
 
@@ -243,12 +248,13 @@ def bradley_terry(
         raise EvaluationError(f"wins must be a square matrix, got shape {w.shape}")
     if (w < 0).any():
         raise EvaluationError("wins must be non-negative")
+    if not np.isfinite(w).all():
+        raise EvaluationError("wins must be finite numbers")
     n = w.shape[0]
     if not 0 <= anchor < n:
         raise EvaluationError(f"anchor={anchor} is not an agent index 0..{n - 1}")
     np.fill_diagonal(w, 0.0)
-    if prior < 0:
-        raise EvaluationError(f"prior={prior} must be >= 0")
+    prior = _check_prior(prior)
     if prior > 0:
         w = w + (prior / 2.0) * (1.0 - np.eye(n))
     elif n > 1 and not _strongly_connected(w):
@@ -260,6 +266,15 @@ def bradley_terry(
         return np.zeros(1)
     log10_p = _bt_log10_strengths(w)
     return 400.0 * (log10_p - log10_p[anchor])
+
+
+def _check_prior(prior: Any) -> float:
+    """The Bradley-Terry prior as a float: a finite number >= 0 (0 = the plain maximum-likelihood fit)."""
+    if isinstance(prior, bool) or not isinstance(prior, (int, float, np.integer, np.floating)) \
+            or not math.isfinite(prior) or prior < 0:
+        raise EvaluationError(f"prior={prior!r} is not allowed: give a finite number >= 0 (virtual drawn games per "
+                              "pair; 0 = none, the plain maximum-likelihood fit)")
+    return float(prior)
 
 
 # ====================================================================== seeds and seat orders
@@ -348,6 +363,8 @@ def _interval_to_list(ci: tuple[float, float]) -> list[Optional[float]]:
 
 
 def _interval_from_list(ci: Sequence[Optional[float]]) -> tuple[float, float]:
+    if len(ci) != 2:
+        raise ValueError(f"an interval must be [low, high], got {ci!r}")
     return (_none_to_nan(ci[0]), _none_to_nan(ci[1]))
 
 
@@ -711,19 +728,24 @@ def _agent_spec(agent: AgentLike) -> str:
     return agent.strip()
 
 
-def _check_agents(agents: Sequence[AgentLike]) -> list[str]:
-    """Spec strings, each built once here so that a bad name or parameter fails before any game."""
+def _check_agents(agents: Sequence[AgentLike], rules: Optional[Rules] = None) -> list[str]:
+    """Spec strings, each built once here so that a bad name or parameter, or an agent that cannot play
+    ``rules`` (a policy trained for other rules), fails before any game."""
+    if isinstance(agents, (str, Agent)) or not isinstance(agents, Sequence):
+        raise EvaluationError(f"agents must be a list of spec strings or agents, got {agents!r}")
     specs = [_agent_spec(a) for a in agents]
     for spec in specs:
-        make_agent(spec)
+        agent = make_agent(spec)
+        if rules is not None:
+            check_agent_rules(agent, rules)
     return specs
 
 
 def _check_run_args(processes: int, count: int, what: str) -> None:
     if isinstance(processes, bool) or not isinstance(processes, int) or processes < 1:
         raise EvaluationError(f"processes={processes!r} must be a positive integer")
-    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-        raise EvaluationError(f"{what}={count!r} must be a positive integer")
+    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_GAMES:
+        raise EvaluationError(f"{what}={count!r} is not allowed: give an integer from 1 to {MAX_GAMES}")
 
 
 def evaluate(
@@ -749,7 +771,7 @@ def evaluate(
     r = resolve_rules(rules, num_players)
     seed = _check_seed(seed)
     _check_run_args(processes, games, "games")
-    specs = _check_agents(agents)
+    specs = _check_agents(agents, r)
     orders = duplicate_orders(r, len(specs), balanced)
     sets = -(-games // len(orders))
     (records,) = _run(r, [(tuple(specs), orders)], sets, seed, processes, progress, " vs ".join(specs), mp_context)
@@ -777,7 +799,7 @@ def save_sample_games(
     r = resolve_rules(rules, num_players)
     seed = _check_seed(seed)
     _check_run_args(1, count, "count")
-    specs = _check_agents(agents)
+    specs = _check_agents(agents, r)
     orders = duplicate_orders(r, len(specs), balanced)
     folder = Path(out_dir)
     folder.mkdir(parents=True, exist_ok=True)
@@ -840,14 +862,17 @@ def tournament(
     r = resolve_rules(rules, num_players)
     seed = _check_seed(seed)
     _check_run_args(processes, games_per_pair, "games_per_pair")
-    if isinstance(bootstrap, bool) or not isinstance(bootstrap, int) or bootstrap < 0:
-        raise EvaluationError(f"bootstrap={bootstrap!r} must be a non-negative integer")
-    specs = _check_agents(agents)
+    if isinstance(bootstrap, bool) or not isinstance(bootstrap, int) or not 0 <= bootstrap <= MAX_BOOTSTRAP:
+        raise EvaluationError(f"bootstrap={bootstrap!r} is not allowed: give an integer from 0 to {MAX_BOOTSTRAP}")
+    prior = _check_prior(prior)  # now, not after every game has been played
+    specs = _check_agents(agents, r)
     if len(specs) < 2:
         raise EvaluationError(f"a tournament needs at least 2 agents, got {specs}")
-    dupes = sorted({s for s in specs if specs.count(s) > 1})
+    # the same agent however it is written ("random:" and "random", "expert:w_score=1" and "expert")
+    canonical = [make_agent(s).spec() for s in specs]
+    dupes = sorted({s for s, c in zip(specs, canonical) if canonical.count(c) > 1})
     if dupes:
-        raise EvaluationError(f"agents must be distinct, got {dupes} more than once")
+        raise EvaluationError(f"agents must be distinct, got the same agent more than once: {dupes}")
     balanced = not r.partnership and r.num_players > 2
     orders = duplicate_orders(r, 2, balanced)
     sets = -(-games_per_pair // len(orders))
@@ -916,21 +941,42 @@ def load_result(path: Union[str, Path]) -> Result:
     """Read a result written by :func:`save_json`."""
     path = Path(path)
     try:
-        doc = json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
-        raise EvaluationError(f"{path}: not JSON ({exc})") from None
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise EvaluationError(f"{path}: not a text file, so not an All Fives evaluation result") from None
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, a 5000-digit number, nesting too deep
+        raise EvaluationError(f"{path}: not JSON ({type(exc).__name__}: {str(exc)[:200]})") from None
     if not isinstance(doc, dict) or doc.get("format") != RESULT_FORMAT:
         raise EvaluationError(f"{path}: not an All Fives evaluation result (no \"format\": \"{RESULT_FORMAT}\")")
     if doc.get("version") != RESULT_VERSION:
         raise EvaluationError(f"{path}: result version {doc.get('version')!r} is not supported (only {RESULT_VERSION})")
     try:
         if doc.get("kind") == "match":
-            return MatchResult.from_dict(doc["result"])
+            return _checked_match(MatchResult.from_dict(doc["result"]))
         if doc.get("kind") == "tournament":
-            return TournamentResult.from_dict(doc["result"])
-    except (KeyError, TypeError, ValueError) as exc:
+            result = TournamentResult.from_dict(doc["result"])
+            n = len(result.agents)
+            for name in ("ratings", "rating_ci", "win_rates", "scores", "games"):
+                if len(getattr(result, name)) != n:
+                    raise ValueError(f"{len(getattr(result, name))} {name} for {n} agents")
+            if any(len(row) != n for row in result.win_rates):
+                raise ValueError(f"win_rates is not a {n} x {n} matrix")
+            for m in result.matches:
+                _checked_match(m)
+            return result
+    except (KeyError, TypeError, ValueError, AttributeError, OverflowError, IndexError) as exc:
         raise EvaluationError(f"{path}: corrupt evaluation result ({type(exc).__name__}: {exc})") from None
     raise EvaluationError(f"{path}: unknown result kind {doc.get('kind')!r} (expected 'match' or 'tournament')")
+
+
+def _checked_match(result: MatchResult) -> MatchResult:
+    """``result`` if its fields have the shapes a saved match-up has, else a ValueError saying which."""
+    if not result.agents or not all(isinstance(a, str) for a in result.agents):
+        raise ValueError(f"agents must be a list of spec strings, got {repr(result.agents)[:100]}")
+    for name in ("win_rate_ci", "points_per_hand_ci"):
+        if len(getattr(result, name)) != 2:
+            raise ValueError(f"{name} must be [low, high]")
+    return result
 
 
 def _write_csv(path: Path, rows: Sequence[Mapping[str, Any]]) -> None:

@@ -402,3 +402,60 @@ def test_evaluate_command_saves_sample_games(tmp_path, capsys) -> None:
                  "--save-games", str(tmp_path / "g"), "--save-count", "3"]) == 0
     assert "3 sample games saved" in capsys.readouterr().out
     assert len(list((tmp_path / "g").glob("game_*.json"))) == 3
+
+
+# ---------------------------------------------------------------------- hardening
+@pytest.mark.parametrize("prior", [float("nan"), float("inf"), -float("inf"), -1.0, "1", True, None])
+def test_the_prior_must_be_a_finite_number_at_least_zero(prior: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(EvaluationError, match="finite number >= 0"):
+        bradley_terry([[0, 3], [2, 0]], prior=prior)
+    import allfives_env.evaluation as evaluation
+
+    def no_games(*args: object, **kwargs: object) -> None:
+        raise AssertionError("games were played before the prior was checked")
+
+    monkeypatch.setattr(evaluation, "_run", no_games)
+    with pytest.raises(EvaluationError, match="finite number >= 0"):
+        tournament(["greedy", "random"], games_per_pair=2, prior=prior, progress=False)
+
+
+def test_bradley_terry_refuses_non_finite_wins() -> None:
+    with pytest.raises(EvaluationError, match="finite"):
+        bradley_terry([[0, float("nan")], [1, 0]], prior=1.0)
+
+
+def test_sizes_and_agents_are_checked_before_any_game(monkeypatch: pytest.MonkeyPatch) -> None:
+    import allfives_env.evaluation as evaluation
+    from allfives_env.evaluation import MAX_BOOTSTRAP, MAX_GAMES
+    from allfives_env.policy import PolicyError
+
+    monkeypatch.setattr(evaluation, "_run", lambda *a, **k: (_ for _ in ()).throw(AssertionError("played")))
+    with pytest.raises(EvaluationError, match=f"games={MAX_GAMES + 1} is not allowed: give an integer from 1 to"):
+        evaluate(["greedy", "random"], games=MAX_GAMES + 1, progress=False)
+    with pytest.raises(EvaluationError, match="games_per_pair"):
+        tournament(["greedy", "random"], games_per_pair=10**30, progress=False)
+    with pytest.raises(EvaluationError, match=f"bootstrap={MAX_BOOTSTRAP + 1}"):
+        tournament(["greedy", "random"], bootstrap=MAX_BOOTSTRAP + 1, progress=False)
+    with pytest.raises(PolicyError, match="num_players=2"):
+        evaluate(["ppo-2p", "random"], num_players=4, progress=False)
+    with pytest.raises(PolicyError, match="num_players=4"):
+        tournament(["random", "greedy", "ppo-4p"], progress=False)
+    with pytest.raises(EvaluationError, match="list of spec strings"):
+        evaluate("greedy", progress=False)  # type: ignore[arg-type]
+
+
+def test_load_result_refuses_every_kind_of_bad_file(tmp_path: Path) -> None:
+    head = {"format": "allfives-evaluation", "version": 1}
+    cases = {
+        "binary.json": b"\xff\xfe\x00\x81",
+        "deep.json": ("[" * 100_000 + "]" * 100_000).encode(),
+        "digits.json": ("9" * 5000).encode(),
+        "list.json": json.dumps({**head, "kind": "match", "result": []}).encode(),
+        "text.json": json.dumps({**head, "kind": "tournament", "result": "x"}).encode(),
+        "inf.json": json.dumps({**head, "kind": "match", "result": {"agents": [], "rules": {}, "seed": float("inf")}})
+        .encode(),
+    }
+    for name, content in cases.items():
+        (tmp_path / name).write_bytes(content)
+        with pytest.raises(EvaluationError, match=name):
+            load_result(tmp_path / name)
