@@ -3,18 +3,25 @@
 The person's view is what a seat may see (:func:`allfives_env.render.render_text` for that seat): the
 table, the open ends and the count, the scores, hand sizes and their own tiles. Legal moves are listed
 with numbers; a move is chosen by number or by name (``6-4@E``, ``draw``). Anything else re-prompts with
-the reason, so a typo never ends the game. ``?`` shows the table again, ``q`` stops. At the end, on
-``q``, at the end of the input, or on Ctrl-C, the game (finished or not) is saved as a replay, which
-``allfives replay FILE`` verifies and ``allfives replay FILE --html OUT.html`` shows in a browser.
+the reason, so a typo never ends the game (numbers may be written in any script's decimal digits, as
+``int`` reads them; ``²``, control characters, bytes that are not UTF-8 and overlong lines re-prompt).
+``?`` shows the table again, ``q`` stops. The opponents are built and checked against the rules before
+the first move. However the game ends (its end, ``q``, the end of the input, Ctrl-C, an error inside an
+opponent), it is saved as a replay, which ``allfives replay FILE`` verifies and ``allfives replay FILE
+--html OUT.html`` shows in a browser; if that file cannot be written, a copy goes to the temp directory.
 """
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 from typing import Optional, Sequence, TextIO
 
+import numpy as np
+
 from .agents.base import Agent, OracleView, PlayerView
-from .agents.registry import make_agent
+from .agents.registry import AgentError, check_agent_rules, make_agent
 from .core.actions import action_name, parse_action
 from .core.errors import IllegalActionError, RulesError
 from .core.game import Game
@@ -26,14 +33,49 @@ from .render import render_text
 __all__ = ["play_terminal"]
 
 HELP = "type a move's number or its name (e.g. 6-4@E, or draw), ? to show the table again, q to stop and save"
+#: The longest line read as a move; anything longer re-prompts without being echoed.
+MAX_LINE = 40
+SEED_MAX = 2**63 - 1
 
 
 def _opponents(rules: Rules, human: int, specs: Sequence[str], seed: int) -> dict[int, Agent]:
-    """One agent per other seat, from ``specs`` in seat order (the list repeats if it is shorter)."""
-    if not specs:
-        raise RulesError("give at least one opponent, e.g. --opponents expert")
+    """One agent per other seat, from ``specs`` in seat order (the list repeats if it is shorter), each
+    built and checked against ``rules`` now, so that no game starts that an opponent cannot play."""
+    if isinstance(specs, str) or not specs:
+        raise AgentError("give at least one opponent, e.g. --opponents expert")
     others = [s for s in range(rules.num_players) if s != human]
-    return {seat: make_agent(specs[i % len(specs)], seed=seed + 1 + seat) for i, seat in enumerate(others)}
+    if len(specs) > len(others):
+        raise AgentError(f"{len(specs)} opponents given for {len(others)} other seat{'s' if len(others) > 1 else ''} "
+                         f"({rules.num_players} players): give at most {len(others)}")
+    bots = {}
+    for i, seat in enumerate(others):
+        bot = make_agent(specs[i % len(specs)], seed=seed + 1 + seat)
+        check_agent_rules(bot, rules)
+        bots[seat] = bot
+    return bots
+
+
+def _read_move(text: str, legal: list[int], tiles: object) -> tuple[Optional[int], str]:
+    """(the legal action ``text`` names, "") or (None, why not)."""
+    if len(text) > MAX_LINE:
+        return None, f"that line is {len(text)} characters long, too long for a move; {HELP}"
+    if not text.isprintable():
+        return None, f"that line has control characters in it ({text!r}); {HELP}"
+    if text.isdecimal():  # digits of any script, as int() reads them: ٣ and ３ are 3
+        k = int(text)
+        if 1 <= k <= len(legal):
+            return legal[k - 1], ""
+        return None, f"there is no move {k}: choose 1..{len(legal)}"
+    if text.isdigit() or text.isnumeric():  # ², ½, Ⅻ: numeric but not a number int() reads
+        return None, f"{text!r} is not a move number: type the number with the digits 0-9, 1..{len(legal)}"
+    try:
+        action = parse_action(text, tiles)  # type: ignore[arg-type]
+    except IllegalActionError as exc:
+        return None, f"{exc}; {HELP}"
+    if action in legal:
+        return action, ""
+    return None, (f"{action_name(action, tiles)} is not legal now; legal: "  # type: ignore[arg-type]
+                  f"{', '.join(action_name(a, tiles) for a in legal)}")  # type: ignore[arg-type]
 
 
 def _choose(game: Game, seat: int, names: list[str], inp: TextIO, out: TextIO) -> Optional[int]:
@@ -45,7 +87,11 @@ def _choose(game: Game, seat: int, names: list[str], inp: TextIO, out: TextIO) -
     print("Your moves: " + "  ".join(f"{i}) {action_name(a, tiles)}" for i, a in enumerate(legal, 1)), file=out)
     while True:
         print("your move> ", end="", file=out, flush=True)
-        line = inp.readline()
+        try:
+            line = inp.readline()
+        except UnicodeDecodeError:
+            print(f"that line is not UTF-8 text; {HELP}", file=out)
+            continue
         if not line:
             print("", file=out)
             return None
@@ -59,21 +105,23 @@ def _choose(game: Game, seat: int, names: list[str], inp: TextIO, out: TextIO) -
         if not text:
             print(f"(nothing typed) {HELP}", file=out)
             continue
-        if text.isdigit():
-            k = int(text)
-            if 1 <= k <= len(legal):
-                return legal[k - 1]
-            print(f"there is no move {k}: choose 1..{len(legal)}", file=out)
-            continue
-        try:
-            action = parse_action(text, tiles)
-        except IllegalActionError as exc:
-            print(f"{exc}; {HELP}", file=out)
-            continue
-        if action in legal:
+        action, why = _read_move(text, legal, tiles)
+        if action is not None:
             return action
-        print(f"{action_name(action, tiles)} is not legal now; legal: {', '.join(action_name(a, tiles) for a in legal)}",
-              file=out)
+        print(why, file=out)
+
+
+def _save(game: Game, replay_path: str, seed: int, out: TextIO) -> None:
+    """Save the game; if ``replay_path`` cannot be written, save a copy in the temp directory instead."""
+    try:
+        path = save_replay(game, replay_path, seed=seed)
+    except OSError as exc:
+        fd, fallback = tempfile.mkstemp(prefix="allfives_game_", suffix=".json")
+        os.close(fd)
+        path = save_replay(game, fallback, seed=seed)
+        print(f"Could not save the game to {replay_path} ({exc}).", file=out)
+    print(f"Game saved to {path} (verify: allfives replay {path}; watch: allfives replay {path} --html "
+          f"{Path(path).with_suffix('.html')})", file=out)
 
 
 def play_terminal(rules: Rules, opponents: Sequence[str], seat: int = 0, seed: Optional[int] = None,
@@ -84,15 +132,28 @@ def play_terminal(rules: Rules, opponents: Sequence[str], seat: int = 0, seed: O
     saved to ``replay_path`` (None: not saved) when it ends or is stopped."""
     import sys
 
-    inp = sys.stdin if inp is None else inp
+    if inp is None:
+        inp = sys.stdin
+        if hasattr(inp, "reconfigure"):  # bytes that are not UTF-8 become U+FFFD and re-prompt
+            inp.reconfigure(errors="replace")
     out = sys.stdout if out is None else out
-    if not (isinstance(seat, int) and 0 <= seat < rules.num_players):
+    if not isinstance(rules, Rules):
+        raise RulesError(f"rules must be a Rules object, got {type(rules).__name__}")
+    if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < rules.num_players:
         raise RulesError(f"seat={seat!r} is not allowed: choose 0..{rules.num_players - 1}")
+    seat = int(seat)
     if seed is None:
         import secrets
 
         seed = secrets.randbelow(2**31)
-    bots = _opponents(rules, seat, list(opponents), seed)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed <= SEED_MAX:
+        raise RulesError(f"seed={seed!r} is not allowed: give an integer from 0 to 2**63-1")
+    seed = int(seed)
+    if replay_path:
+        from .cli import _check_output
+
+        _check_output(replay_path, "--replay")
+    bots = _opponents(rules, seat, opponents if isinstance(opponents, str) else list(opponents), seed)
     names = [f"player_{s}" for s in range(rules.num_players)]
     names[seat] = f"player_{seat} (you)"
     for s, bot in bots.items():
@@ -103,26 +164,26 @@ def play_terminal(rules: Rules, opponents: Sequence[str], seat: int = 0, seed: O
           + (f" (team {rules.side_of(seat)}: seats {seat} and {(seat + 2) % 4})" if rules.partnership else "")
           + f". {HELP}.", file=out)
     try:
-        while not game.over:
-            current = game.current
-            if current == seat:
-                action = _choose(game, seat, names, inp, out)
-                if action is None:
-                    break
-            else:
-                bot = bots[current]
-                action = bot.act((OracleView if bot.uses_hidden_information else PlayerView)(game, current))
-            narrator.step(action)
-    except KeyboardInterrupt:
-        print("\n(interrupted)", file=out)
-    narrator.flush()
-    if game.over:
-        print("", file=out)
-        print(render_text(game, seat, names), file=out)
-    else:
-        print(f"Stopped in hand {game.hand_number} with scores {game.scores}.", file=out)
-    if replay_path:
-        path = save_replay(game, replay_path, seed=seed)
-        print(f"Game saved to {path} (verify: allfives replay {path}; watch: allfives replay {path} --html "
-              f"{Path(path).with_suffix('.html')})", file=out)
+        try:
+            while not game.over:
+                current = game.current
+                if current == seat:
+                    action = _choose(game, seat, names, inp, out)
+                    if action is None:
+                        break
+                else:
+                    bot = bots[current]
+                    action = bot.act((OracleView if bot.uses_hidden_information else PlayerView)(game, current))
+                narrator.step(action)
+        except KeyboardInterrupt:
+            print("\n(interrupted)", file=out)
+        narrator.flush()
+        if game.over:
+            print("", file=out)
+            print(render_text(game, seat, names), file=out)
+        else:
+            print(f"Stopped in hand {game.hand_number} with scores {game.scores}.", file=out)
+    finally:  # whatever happened, even an error inside an opponent: the game so far is kept
+        if replay_path:
+            _save(game, replay_path, seed, out)
     return game

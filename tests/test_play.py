@@ -75,3 +75,141 @@ def test_the_command_plays_from_stdin_and_saves(tmp_path: Path) -> None:
     bad = subprocess.run([sys.executable, "-m", "allfives_env", "play", "--opponents", "nobody"],
                          input="", capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "unknown agent 'nobody'" in bad.stderr
+
+
+# ---------------------------------------------------------------------------------------------- hardening
+STRANGE_INPUTS = ["²", "³", "½", "Ⅻ", "9" * 5000, "99999999999999999999", "\x00", "\x1b[A", "1\x07", "   ", "\t",
+                  "1e5", "-1", "+1", "0x1", "1_0", "x" * 100_000, "\ufffd", "6-4@E\x00", "٠"]
+
+
+def _events_before_the_first_prompt() -> int:
+    game = play_terminal(Rules(num_players=2), ["greedy"], seat=0, seed=11, replay_path=None, inp=io.StringIO("q\n"),
+                         out=io.StringIO())
+    return len(game.events)
+
+
+@pytest.mark.parametrize("text", STRANGE_INPUTS, ids=[repr(t)[:20] for t in STRANGE_INPUTS])
+def test_every_strange_input_reprompts_with_the_reason(text: str, tmp_path: Path) -> None:
+    out = io.StringIO()
+    game = play_terminal(Rules(num_players=2), ["greedy"], seat=0, seed=11, replay_path=str(tmp_path / "g.json"),
+                         inp=io.StringIO(text + "\nq\n"), out=out)
+    printed = out.getvalue()
+    assert printed.count("your move> ") == 2, "one re-prompt, then q"
+    reason = printed.split("your move> ")[1]
+    assert reason.strip() and len(reason) < 400, reason
+    assert len(game.events) == _events_before_the_first_prompt() and not game.over, "no move was made"
+    assert load_replay(tmp_path / "g.json").scores == game.scores
+
+
+@pytest.mark.parametrize("digits", ["٣", "３", "۳", "3"])
+def test_decimal_digits_of_any_script_are_move_numbers(digits: str) -> None:
+    """``int`` reads every script's decimal digits (٣, full-width ３): they are move 3, like 3."""
+    runs = []
+    for text in (digits, "3"):
+        out = io.StringIO()
+        game = play_terminal(Rules(num_players=2), ["greedy"], seed=11, replay_path=None,
+                             inp=io.StringIO(text + "\nq\n"), out=out)
+        runs.append([str(e) for e in game.events])
+    assert runs[0] == runs[1] and len(runs[0]) > 1
+
+
+def test_bytes_that_are_not_utf8_reprompt(tmp_path: Path) -> None:
+    path = tmp_path / "bytes.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "allfives_env", "play", "--opponents", "greedy", "--seed", "3", "--replay", str(path)],
+        input=b"\xff\xfe\x81\n\xc3\n1\nq\n", capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert b"Traceback" not in done.stderr and b"player_0 (you) plays" in done.stdout
+    assert load_replay(path) is not None
+
+
+def test_opponents_are_checked_before_the_first_move(tmp_path: Path) -> None:
+    from allfives_env.agents import AgentError
+    from allfives_env.policy import PolicyError
+
+    for rules, specs, error, message in [
+        (Rules(num_players=4), ["ppo-2p"], PolicyError, "num_players=2"),
+        (Rules(num_players=2), ["ppo-4p"], PolicyError, "num_players=4"),
+        (Rules(num_players=3), ["expert", "pimc:samples=abc"], AgentError, "samples"),
+        (Rules(num_players=3), ["expert", "nobody"], AgentError, "nobody"),
+        (Rules(num_players=2), ["expert", "greedy"], AgentError, "2 opponents given for 1 other seat"),
+        (Rules(num_players=2), [], AgentError, "at least one opponent"),
+        (Rules(num_players=2), "expert", AgentError, "at least one opponent"),
+    ]:
+        out = io.StringIO()
+        with pytest.raises(error, match=message):
+            play_terminal(rules, specs, replay_path=str(tmp_path / "g.json"), inp=io.StringIO("1\n"), out=out)
+        assert "your move" not in out.getvalue() and not (tmp_path / "g.json").exists()
+    with pytest.raises(RulesError, match="seed=-1 is not allowed"):
+        play_terminal(Rules(), ["greedy"], seed=-1, replay_path=None, inp=io.StringIO(""), out=io.StringIO())
+    with pytest.raises(RulesError, match="seat=True"):
+        play_terminal(Rules(), ["greedy"], seat=True, replay_path=None, inp=io.StringIO(""), out=io.StringIO())
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        play_terminal(Rules(), ["greedy"], replay_path=str(tmp_path / "no" / "g.json"), inp=io.StringIO(""),
+                      out=io.StringIO())
+
+
+def test_an_error_inside_an_opponent_still_saves_the_game(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from allfives_env.agents.basic import GreedyAgent
+
+    calls = []
+
+    def broken(self: object, view: object) -> int:
+        calls.append(1)
+        if len(calls) == 3:
+            raise RuntimeError("the opponent broke")
+        return view.legal[0]  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(GreedyAgent, "act", broken)
+    out = io.StringIO()
+    with pytest.raises(RuntimeError, match="the opponent broke"):
+        play_terminal(Rules(num_players=2), ["greedy"], seed=5, replay_path=str(tmp_path / "boom.json"),
+                      inp=io.StringIO("1\n" * 50), out=out)
+    saved = load_replay(tmp_path / "boom.json")
+    assert len(saved.events) > 3 and "Game saved to" in out.getvalue()
+
+
+def test_a_save_that_fails_goes_to_the_temp_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import allfives_env.play as play_module
+
+    real = play_module.save_replay
+    target = str(tmp_path / "g.json")
+
+    def flaky(game: object, path: object, **kw: object) -> Path:
+        if str(path) == target:
+            raise PermissionError(13, "Permission denied", target)
+        return real(game, path, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(play_module, "save_replay", flaky)
+    out = io.StringIO()
+    game = play_terminal(Rules(num_players=2), ["greedy"], seed=5, replay_path=target, inp=io.StringIO("1\nq\n"),
+                         out=out)
+    text = out.getvalue()
+    assert "Could not save the game to" in text and "Permission denied" in text
+    saved = Path(text.split("Game saved to ")[1].split(" (verify")[0])
+    try:
+        assert load_replay(saved).scores == game.scores and len(load_replay(saved).events) == len(game.events)
+    finally:
+        saved.unlink()
+
+
+def test_ctrl_c_inside_an_opponent_saves(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from allfives_env.agents.basic import GreedyAgent
+
+    def interrupted(self: object, view: object) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(GreedyAgent, "act", interrupted)
+    out = io.StringIO()
+    play_terminal(Rules(num_players=2), ["greedy"], seed=5, replay_path=str(tmp_path / "c.json"),
+                  inp=io.StringIO("1\n" * 5), out=out)
+    assert "(interrupted)" in out.getvalue() and load_replay(tmp_path / "c.json") is not None
+
+
+def test_the_command_refuses_a_policy_for_other_rules_before_the_first_move(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "allfives_env", "play", "--opponents", "ppo-2p", "--players", "4", "--replay",
+         str(tmp_path / "p.json")], input="1\n", capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "num_players=2" in done.stderr and "your move" not in done.stdout
+    assert not (tmp_path / "p.json").exists()
