@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
 from .agents.base import Agent, OracleView, PlayerView
-from .core.errors import IllegalActionError
+from .agents.registry import AgentError
+from .core.errors import IllegalActionError, short_repr
 from .core.game import Game
 from .core.rules import Rules
 
@@ -50,7 +51,13 @@ def play_game(
     from a prepared position instead.
     """
     if len(agents) != rules.num_players:
-        raise ValueError(f"need one agent per seat: {rules.num_players} agents, got {len(agents)}")
+        raise AgentError(f"need one agent per seat: {rules.num_players} agents, got {len(agents)}")
+    for seat, agent in enumerate(agents):
+        if not isinstance(agent, Agent):
+            raise AgentError(f"the agent in seat {seat} is {short_repr(agent)}, not an Agent: build one with "
+                             f"make_agent('greedy') or the like")
+    if agent_seeds is not None and len(agent_seeds) != rules.num_players:
+        raise AgentError(f"need one agent seed per seat: {rules.num_players}, got {len(agent_seeds)}")
     if game is None:
         game = Game(rules, seed, deal_seed=seed if deal_seed is None else deal_seed)
     for seat, agent in enumerate(agents):

@@ -273,3 +273,14 @@ def test_check_agent_rules_refuses_a_policy_for_other_rules() -> None:
     check_agent_rules(make_agent("expert"), Rules(num_players=4))
     with pytest.raises(PolicyError, match="num_players=2"):
         check_agent_rules(make_agent("ppo-2p"), Rules(num_players=3))
+
+
+def test_play_game_refuses_a_wrong_line_up_with_agent_error() -> None:
+    rules = Rules(num_players=2, target=60)
+    greedy = make_agent("greedy")
+    with pytest.raises(AgentError, match="need one agent per seat: 2 agents, got 1"):
+        play_game(rules, [greedy], seed=1)
+    with pytest.raises(AgentError, match="the agent in seat 1 is 'random', not an Agent"):
+        play_game(rules, [greedy, "random"], seed=1)  # type: ignore[list-item]
+    with pytest.raises(AgentError, match="one agent seed per seat: 2, got 1"):
+        play_game(rules, [greedy, make_agent("random")], seed=1, agent_seeds=[1])
