@@ -267,6 +267,16 @@ def test_resume_with_another_network_is_refused_and_keeps_the_config(run: Path) 
     assert _snapshot(run) == before
 
 
+def test_a_diverging_run_stops_with_a_clear_error_and_no_nan_checkpoint(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    with pytest.raises(ConfigError, match=r"training diverged at .* steps: .*ppo.learning_rate 1e\+30") as info:
+        train(TINY, run_dir=str(run), progress=False, out=io.StringIO(),
+              overrides=[*FAST, "ppo.learning_rate=1e30", "ppo.max_grad_norm=1e30", "league.enabled=false"])
+    assert "no checkpoint was taken" in str(info.value) or "is intact" in str(info.value)
+    for path in (run / "checkpoints").glob("*.safetensors"):  # whatever was saved can be resumed
+        assert all(bool(torch.isfinite(t).all()) for t in safetensors_torch.load_file(path).values()), path
+
+
 # ---------------------------------------------------------------------------------------------- configs
 HOSTILE: list[tuple[bytes, list[str], list[str]]] = [
     (b"ppo: {learning_rate: .inf}", [], ["ppo.learning_rate", "got inf", "a finite number > 0.0"]),
@@ -300,6 +310,9 @@ HOSTILE: list[tuple[bytes, list[str], list[str]]] = [
     (b"opponents: {random: [1]}", [], ["opponents.random", "got [1]"]),
     (b"rules: [1]", [], ["rules", "must be a mapping of rules options"]),
     (b"ppo: 5", [], ["ppo", "must be a mapping of", "got 5"]),
+    (b"ppo: {batch_size: 1}", [], ["ppo.batch_size", "normalize_advantage", "give at least 2"]),
+    (b"imitation: {teacher: greedy, decisions: 1}", [], ["imitation.decisions", "got 1", "an integer from 2"]),
+    (b"vec_env: subproc\nn_envs: 1000", [], ["n_envs", "one process per env", "at most 256"]),
     (b"name: x", ["ppo.learning_rate=.inf"], ["ppo.learning_rate", "got inf"]),
     (b"name: x", ["ppo.n_epochs=.nan"], ["ppo.n_epochs", "got nan"]),
     (b"name: x", ["seed=2**32"], ["seed", "got '2**32'"]),

@@ -18,7 +18,7 @@ Schema (defaults in brackets)::
     total_steps: int >= 1     [300000]     learner env steps (decisions) to train for; step counts
                                            (total_steps, *.every) are at most 10**12
     n_envs: int 1..4096       [32]         parallel envs (n_envs x ppo.n_steps at most 10,000,000)
-    vec_env: str              [batched]    batched | subproc | dummy (see training/vec_env.py)
+    vec_env: str              [batched]    batched | subproc (n_envs <= 256) | dummy (training/vec_env.py)
     workers: int 1..256       [2]          processes of the batched vec env
     rules: mapping            [{}]         any rules option of allfives_env.core.Rules
     env:
@@ -40,7 +40,7 @@ Schema (defaults in brackets)::
                                            (split evenly between them); baselines share the rest
     imitation:                             warm start: clone a teacher before PPO (training/imitation.py)
       teacher: str | null     [null]       agent spec of the teacher (e.g. expert); null = no warm start
-      decisions: int >= 1     [200000]     teacher decisions recorded in the run's env and opponents
+      decisions: int >= 2     [200000]     teacher decisions recorded in the run's env and opponents
                                            (at most 100,000,000)
       epochs: int >= 1        [8]
       batch_size: int >= 1    [1024]
@@ -268,7 +268,7 @@ SCHEMA: dict[str, Any] = {
     "opponents": None,  # checked below
     "league": {"enabled": boolean, "snapshot_every": integer(1, MAX_STEPS), "max_snapshots": integer(1, 1000),
                "weight": number(0.0, 1.0, hi_open=True)},
-    "imitation": {"teacher": optional(text), "decisions": integer(1, 10**8), "epochs": integer(1, 10**6),
+    "imitation": {"teacher": optional(text), "decisions": integer(2, 10**8), "epochs": integer(1, 10**6),
                   "batch_size": integer(1, 10**7), "learning_rate": number(0.0, lo_open=True), "value": boolean,
                   "processes": integer(1, 256)},
     "network": {"hidden": layer_sizes(1), "activation": choice(*ACTIVATIONS),
@@ -513,6 +513,13 @@ def validate_config(raw: Optional[Mapping[str, Any]], source: str = "") -> dict[
     if rollout > MAX_ROLLOUT:
         raise ConfigError(f"{where}n_envs x ppo.n_steps: {cfg['n_envs']} x {ppo['n_steps']} = {rollout:,} steps a "
                           f"rollout; give at most {MAX_ROLLOUT:,}")
+    if cfg["vec_env"] == "subproc" and cfg["n_envs"] > 256:
+        raise ConfigError(f"{where}n_envs: {cfg['n_envs']} with vec_env: subproc would start one process per env; "
+                          "give at most 256, or vec_env: batched (workers processes in all)")
+    if ppo["batch_size"] < 2 and ppo["normalize_advantage"]:
+        raise ConfigError(f"{where}ppo.batch_size: 1 with ppo.normalize_advantage: true divides each minibatch's "
+                          "advantages by their standard deviation, which one sample does not have (nan); give at "
+                          "least 2, or normalize_advantage: false")
     if ppo["batch_size"] > rollout:
         raise ConfigError(f"{where}ppo.batch_size: {ppo['batch_size']} is more than a rollout "
                           f"(n_envs x ppo.n_steps = {rollout}); give at most {rollout}")

@@ -274,6 +274,24 @@ class Trainer:
         # the envs start new games, so the generators are reseeded from the seed and the step, not restored
         self.model.set_random_seed((self.cfg["seed"] * 1_000_003 + step) % 2**31)
 
+    def _diverged(self) -> bool:
+        """Whether the policy holds inf/nan (PPO then fails inside torch's distribution checks)."""
+        import torch
+
+        return any(not bool(torch.isfinite(p).all()) for p in self.model.policy.parameters())
+
+    def _divergence(self) -> ConfigError:
+        """The error for a run whose weights became inf/nan; no checkpoint is written from such weights."""
+        try:
+            last = latest_checkpoint(self.run_dir)
+        except ConfigError:
+            last = None
+        keep = (f"the checkpoint at {last[0]:,} steps is intact: allfives train --resume {self.run_dir} --set "
+                "ppo.learning_rate=..." if last else "no checkpoint was taken before it")
+        return ConfigError(f"training diverged at {self.model.num_timesteps:,} steps: the network's weights became "
+                           f"inf/nan (ppo.learning_rate {self.cfg['ppo']['learning_rate']} is likely too high; lower "
+                           f"it, or ppo.max_grad_norm); {keep}")
+
     def imitate(self) -> dict:
         """The warm start (config section ``imitation``): clone the teacher into the fresh model."""
         from training.imitation import collect_demonstrations, imitate
@@ -367,6 +385,8 @@ class Trainer:
         keep the newest ``checkpoint.keep``."""
         from training.checkpoint import module_tensors, split_optimizer, write_json, write_tensors
 
+        if self._diverged():
+            raise self._divergence()
         folder = self.run_dir / CHECKPOINTS
         folder.mkdir(parents=True, exist_ok=True)
         stem = f"step_{step:010d}"
@@ -447,8 +467,10 @@ class Trainer:
                                  progress_bar=False)
         except KeyboardInterrupt:
             interrupted = True
-        except BaseException:
+        except BaseException as exc:
             self.vec_env.close()
+            if isinstance(exc, ValueError) and self._diverged():
+                raise self._divergence() from None
             raise
         finally:
             self.callback.close()
