@@ -28,14 +28,12 @@ from .core.errors import AllFivesError, RulesError
 from .core.game import Game
 from .core.replay import load_replay, save_replay
 from .core.rules import Rules
+from .core.seeds import MAX_SEED, check_seed
 from .encoding import observation_table
 from .narrate import Narrator
 from .render import render_text
 
 
-#: Seeds on the command line: 0 .. 2**63 - 1 (numpy takes any non-negative integer; this range fits every
-#: 64-bit reader of the replays and results that store the seed).
-SEED_MAX = 2**63 - 1
 #: The most rule value characters (no rules option needs more; a longer one is a paste gone wrong).
 _RULE_VALUE_MAX = 200
 
@@ -64,7 +62,7 @@ def _int_type(low: int, high: int, allowed: str) -> Callable[[str], int]:
     return parse
 
 
-_seed_type = _int_type(0, SEED_MAX, f"an integer from 0 to 2**63-1 ({SEED_MAX})")
+_seed_type = _int_type(0, MAX_SEED, f"an integer from 0 to 2**63-1 ({MAX_SEED})")
 
 
 def _prior_type(text: str) -> float:
@@ -166,8 +164,7 @@ def _check_output(path: Optional[str], option: str, folder: bool = False) -> Non
 def run_demo(seed: int, rules: Rules, replay_path: Optional[str], quiet: bool, out: Optional[TextIO] = None) -> Game:
     """Play one seeded game between random players, printing it; returns the finished game."""
     out = sys.stdout if out is None else out
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed <= SEED_MAX:
-        raise RulesError(f"seed={seed!r} is not allowed: give an integer from 0 to 2**63-1")
+    seed = check_seed(seed, allow_none=False)
     _check_output(replay_path, "--replay")
     game = Game(rules, seed)
     chooser = np.random.default_rng([seed, 1])  # the players' own generator, apart from the deal's

@@ -28,6 +28,7 @@ from .core.game import Game
 from .core.replay import save_replay
 from .core.rules import Rules
 from .narrate import Narrator
+from .core.seeds import check_seed
 from .render import render_text
 
 __all__ = ["play_terminal"]
@@ -35,7 +36,6 @@ __all__ = ["play_terminal"]
 HELP = "type a move's number or its name (e.g. 6-4@E, or draw), ? to show the table again, q to stop and save"
 #: The longest line read as a move; anything longer re-prompts without being echoed.
 MAX_LINE = 40
-SEED_MAX = 2**63 - 1
 
 
 def _opponents(rules: Rules, human: int, specs: Sequence[str], seed: int) -> dict[int, Agent]:
@@ -146,9 +146,7 @@ def play_terminal(rules: Rules, opponents: Sequence[str], seat: int = 0, seed: O
         import secrets
 
         seed = secrets.randbelow(2**31)
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed <= SEED_MAX:
-        raise RulesError(f"seed={seed!r} is not allowed: give an integer from 0 to 2**63-1")
-    seed = int(seed)
+    seed = check_seed(seed, allow_none=False)
     if replay_path:
         from .cli import _check_output
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from allfives_env.core import Rules
-from allfives_env.core.errors import RulesError
+from allfives_env.core.errors import RulesError, SeedError
 from allfives_env.core.replay import load_replay
 from allfives_env.play import play_terminal
 
@@ -140,7 +140,7 @@ def test_opponents_are_checked_before_the_first_move(tmp_path: Path) -> None:
         with pytest.raises(error, match=message):
             play_terminal(rules, specs, replay_path=str(tmp_path / "g.json"), inp=io.StringIO("1\n"), out=out)
         assert "your move" not in out.getvalue() and not (tmp_path / "g.json").exists()
-    with pytest.raises(RulesError, match="seed=-1 is not allowed"):
+    with pytest.raises(SeedError, match="seed=-1 is not allowed"):
         play_terminal(Rules(), ["greedy"], seed=-1, replay_path=None, inp=io.StringIO(""), out=io.StringIO())
     with pytest.raises(RulesError, match="seat=True"):
         play_terminal(Rules(), ["greedy"], seat=True, replay_path=None, inp=io.StringIO(""), out=io.StringIO())

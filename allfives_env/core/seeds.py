@@ -8,9 +8,9 @@ import numpy as np
 
 from .errors import SeedError, short_repr
 
-#: Seeds run from 0 to this (2**64 - 1): every such seed is a distinct numpy stream, fits a JSON
-#: replay, and reads back as the same integer in any language.
-MAX_SEED = 2**64 - 1
+#: Seeds run from 0 to this (2**63 - 1): every such seed is a distinct numpy stream, and it fits the
+#: signed 64-bit integer that any JSON reader of our replays and results maps it to.
+MAX_SEED = 2**63 - 1
 
 
 def check_seed(seed: Any, what: str = "seed", allow_none: bool = True) -> Optional[int]:
@@ -23,5 +23,5 @@ def check_seed(seed: Any, what: str = "seed", allow_none: bool = True) -> Option
         return None
     if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)) and 0 <= seed <= MAX_SEED:
         return int(seed)
-    allowed = "an integer from 0 to 2**64 - 1" + (" or None" if allow_none else "")
+    allowed = f"an integer from 0 to 2**63-1 ({MAX_SEED})" + (" or None" if allow_none else "")
     raise SeedError(f"{what}={short_repr(seed)} is not allowed: give {allowed}")
