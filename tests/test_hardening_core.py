@@ -336,7 +336,7 @@ _OPTION_VALUES = (_JSON | st.sampled_from([2, 3, 4, 5, 6, 9, 12, 0, -1, 10**30, 
 _ANY_OPTIONS = st.dictionaries(st.sampled_from(_OPTION_NAMES), _OPTION_VALUES, max_size=6)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True, database=None)
 @given(_ANY_OPTIONS)
 def test_rules_from_garbage_options_only_raise_rules_errors(options: dict) -> None:
     try:
@@ -362,7 +362,7 @@ _RESET_OPTIONS = st.one_of(
 
 
 @pytest.mark.filterwarnings("ignore:ignoring unknown reset option")
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True, database=None)
 @given(options=_RESET_OPTIONS, players=st.sampled_from([2, 3, 4]), seed=st.integers(-5, 2**65) | _JSON)
 def test_reset_with_garbage_only_raises_typed_errors(options: Any, players: int, seed: Any) -> None:
     env = allfives_v0.raw_env(num_players=players)
@@ -395,7 +395,7 @@ def _record_mutations() -> st.SearchStrategy:
     return st.builds(mutate, st.lists(st.integers(0, 1000), min_size=1, max_size=6), _JSON)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True, database=None)
 @given(st.one_of(_record_mutations(), _JSON, st.text(max_size=50).map(lambda t: "{" + t)))
 def test_load_replay_of_garbage_only_raises_replay_errors(source: Any) -> None:
     try:

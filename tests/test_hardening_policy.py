@@ -618,8 +618,8 @@ def garbage_dir(tmp_path_factory: pytest.TempPathFactory, valid: Path) -> Path:
     return tmp_path_factory.mktemp("garbage")
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                   HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(data=st.data())
 def test_any_file_loads_whole_or_fails_with_an_allfives_error(garbage_dir: Path, data: st.DataObject) -> None:
     header, arrays = data.draw(_garbage())

@@ -95,11 +95,10 @@ import difflib
 import functools
 import math
 import re
-import reprlib
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Union
 
-from allfives_env.core.errors import AllFivesError
+from allfives_env.core.errors import AllFivesError, short_repr
 
 __all__ = ["ConfigError", "DEFAULTS", "load_config", "validate_config", "apply_overrides", "resolve_sections",
            "rollout_size", "check_agent_specs", "read_yaml", "parse_yaml", "Check", "integer", "number", "choice",
@@ -111,16 +110,6 @@ class ConfigError(AllFivesError, ValueError):
     """A training config that cannot be used as written."""
 
 
-_REPR = reprlib.Repr()
-_REPR.maxlevel, _REPR.maxstring, _REPR.maxother, _REPR.maxlong = 3, 80, 80, 40
-
-
-def short_repr(value: Any) -> str:
-    """A bounded ``repr`` for messages: a hostile value can neither flood the terminal nor recurse."""
-    try:
-        return _REPR.repr(value)
-    except Exception:
-        return f"<{type(value).__name__}>"
 
 
 MAX_SEED = 2**32 - 1  # numpy's legacy seeding (SB3's set_random_seed) takes seeds below 2**32

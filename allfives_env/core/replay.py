@@ -110,8 +110,8 @@ def _read_text(path: Path) -> str:
     try:
         with open(path, "rb") as handle:
             data = handle.read(MAX_REPLAY_BYTES + 1)
-    except OSError as exc:
-        raise ReplayError(f"cannot read replay file {str(path)!r}: {exc.strerror or exc}") from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the name
+        raise ReplayError(f"cannot read replay file {short_repr(str(path))}: {getattr(exc, 'strerror', None) or exc}") from None
     if len(data) > MAX_REPLAY_BYTES:
         raise ReplayError(
             f"{str(path)!r} is larger than {MAX_REPLAY_BYTES // (1024 * 1024)} MiB, far more than any All Fives "
