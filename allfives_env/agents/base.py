@@ -156,13 +156,15 @@ class PlayerView:
         return self._game.current
 
     # ------------------------------------------------------------------ learned agents
-    def observation(self) -> np.ndarray:
-        """The env observation vector of this seat (needs the view to be built with an encoder)."""
-        return self._require_encoder().encode(self._game, self.seat)
+    def observation(self, encoder: Optional["ObservationEncoder"] = None) -> np.ndarray:
+        """The env observation vector of this seat, by ``encoder`` (default: the view's own, or the
+        plain encoder of the rules). A policy trained with other options (the action features) passes
+        its own encoder."""
+        return (encoder or self._require_encoder()).encode(self._game, self.seat)
 
-    def action_mask(self) -> np.ndarray:
+    def action_mask(self, encoder: Optional["ObservationEncoder"] = None) -> np.ndarray:
         """The env action mask of this seat."""
-        return self._require_encoder().action_mask(self._game, self.seat)
+        return (encoder or self._require_encoder()).action_mask(self._game, self.seat)
 
     def _require_encoder(self) -> "ObservationEncoder":
         if self._encoder is None:
