@@ -7,6 +7,9 @@ hands and the boneyard (keeping everything public) must not change their choice;
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -284,3 +287,24 @@ def test_play_game_refuses_a_wrong_line_up_with_agent_error() -> None:
         play_game(rules, [greedy, "random"], seed=1)  # type: ignore[list-item]
     with pytest.raises(AgentError, match="one agent seed per seat: 2, got 1"):
         play_game(rules, [greedy, make_agent("random")], seed=1, agent_seeds=[1])
+
+
+def test_no_agent_reads_the_game_behind_its_view() -> None:
+    """Information hiding by construction: agents use the view's public API (the oracle gets the game from
+    OracleView.game), never ``view._game``."""
+    package = Path(__file__).resolve().parents[1] / "allfives_env" / "agents"
+    for path in sorted(package.glob("*.py")):
+        tree = ast.parse(path.read_text(), str(path))
+        reads = [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Attribute) and node.attr == "_game"]
+        assert not reads, f"{path.name} reads ._game at lines {reads}"
+
+
+def test_the_policy_agents_are_registered_by_the_agents_package() -> None:
+    from allfives_env.agents import PolicyAgent, ShippedPolicyAgent
+    from allfives_env.agents.registry import _REGISTRY
+
+    assert _REGISTRY["ppo"][0] is PolicyAgent
+    for name in SHIPPED_POLICIES:
+        cls = _REGISTRY[name][0]
+        assert issubclass(cls, ShippedPolicyAgent) and cls.name == name
+        assert cls.__module__ == "allfives_env.agents.policy"

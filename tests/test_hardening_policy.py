@@ -21,13 +21,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from allfives_env.agents import PlayerView, make_agent
+from allfives_env.agents import PlayerView, PolicyAgent, make_agent
 from allfives_env.core import Game, Rules
 from allfives_env.core.errors import AllFivesError
 from allfives_env.encoding import ACTION_FEATURES, ObservationEncoder
 from allfives_env.match import play_game
 from allfives_env.policy import (
-    MAX_FILE_BYTES, NumpyPolicy, PolicyAgent, PolicyError, load_policy, read_policy_header, write_policy_file,
+    MAX_FILE_BYTES, NumpyPolicy, PolicyError, load_policy, read_policy_header, write_policy_file,
 )
 
 RULES = Rules(num_players=2)

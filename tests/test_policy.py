@@ -1,8 +1,10 @@
-"""Policy files: export from MaskablePPO, numpy inference identical to torch, the ``ppo`` agent, and
-clear refusals of foreign or mismatched files."""
+"""Policy files: export from MaskablePPO (training/export.py), numpy inference identical to torch, the
+``ppo`` agent, clear refusals of foreign or mismatched files, and the library's policy code standing alone
+(no agents, no torch)."""
 
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
@@ -11,19 +13,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from allfives_env.agents import make_agent
+from allfives_env.agents import PolicyAgent, make_agent
 from allfives_env.core import Rules
 from allfives_env.evaluation import evaluate
-from allfives_env.policy import (
-    POLICY_FORMAT,
-    PolicyAgent,
-    PolicyError,
-    export_policy,
-    load_policy,
-    read_policy_header,
-)
+from allfives_env.policy import POLICY_FORMAT, PolicyError, load_policy, read_policy_header
 from allfives_env.single_seat import AllFivesSingleSeatEnv
 from tests.helpers import learner_observations, with_other_hidden_tiles
+from training.export import export_policy
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -123,6 +119,46 @@ def test_playing_needs_numpy_only(tmp_path: Path) -> None:
         "assert m.games == 2\n"
         "assert 'torch' not in sys.modules and 'stable_baselines3' not in sys.modules, 'torch was imported'\n"
     )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
+def _imports(path: Path, package: str) -> set[str]:
+    """Every module ``path`` (a module of ``package``) imports, anywhere in it (functions too), relative
+    imports resolved."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = package.split(".")
+            base = base[:len(base) - node.level + 1] if node.level else []
+            module = ".".join(base + ([node.module] if node.module else []))
+            found.add(module)
+            found.update(f"{module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def test_the_policy_package_knows_nothing_of_agents_or_torch() -> None:
+    """File format and network stand alone: allfives_env.agents imports them, never the other way round
+    (no import cycle), and torch lives in training/."""
+    files = sorted((ROOT / "allfives_env" / "policy").glob("*.py"))
+    assert {f.name for f in files} >= {"__init__.py", "file.py", "network.py", "header.py"}
+    imports = {path.name: _imports(path, "allfives_env.policy") for path in files}
+    assert "allfives_env.core.rules" in imports["header.py"]  # relative imports resolved as Python does
+    for name, imported in imports.items():
+        bad = sorted(m for m in imported
+                     if m.split(".")[0] in ("torch", "stable_baselines3", "sb3_contrib", "training")
+                     or m.startswith("allfives_env.agents"))
+        assert not bad, f"{name} imports {bad}"
+
+
+def test_a_shipped_policy_plays_from_a_fresh_interpreter() -> None:
+    """Registering the policy agents needs no side-effect import: make_agent finds them by itself."""
+    code = ("import sys\nfrom allfives_env.agents import make_agent\n"
+            "agent = make_agent('ppo-2p')\nassert agent.spec() == 'ppo-2p', agent.spec()\n"
+            "assert type(agent).__module__ == 'allfives_env.agents.policy'\n"
+            "assert 'torch' not in sys.modules\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert done.returncode == 0, done.stderr
 

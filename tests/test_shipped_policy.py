@@ -3,18 +3,21 @@ moves; it refuses games it was not trained for. (Its strength is a benchmark: RE
 
 from __future__ import annotations
 
+import hashlib
 import subprocess
 import sys
+from typing import Optional
 
 import numpy as np
 import pytest
 
-from allfives_env.agents import PlayerView, agent_names, make_agent
+from allfives_env.agents import Agent, PlayerView, ShippedPolicyAgent, agent_names, make_agent
 from allfives_env.core import Game, Rules
 from allfives_env.match import play_game
 from allfives_env.encoding import ObservationEncoder
 from allfives_env.policy import (
-    SHIPPED_POLICIES, PolicyError, ShippedPolicyAgent, load_policy, read_policy_header, shipped_policy_path,
+    MAX_FILE_BYTES, MAX_HEADER_BYTES, MAX_HEADER_DEPTH, MAX_LAYERS, MAX_PARAMETERS, SHIPPED_POLICIES, PolicyError,
+    load_policy, read_policy_header, shipped_policy_path,
 )
 from tests.helpers import with_other_hidden_tiles
 
@@ -117,3 +120,60 @@ def test_plays_without_torch() -> None:
             "print('ok', r.winner)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and out.stdout.startswith("ok"), out.stderr
+
+
+def _fixed_batch(players: int, n: int, seed: int, agent: Optional[Agent] = None
+                 ) -> tuple[np.ndarray, np.ndarray, list[int]]:
+    """``n`` observations (with the action features) and masks of the player to move, from random play; and
+    what ``agent`` plays in each position (none without an agent)."""
+    rules = Rules(num_players=players)
+    enc = ObservationEncoder(rules, action_features=True)
+    rng = np.random.default_rng(seed)
+    obs, masks, moves, game = [], [], [], Game(rules, seed)
+    while len(obs) < n:
+        if game.over:
+            game = Game(rules, int(rng.integers(2**31)))
+        obs.append(enc.encode(game, game.current))
+        masks.append(enc.action_mask(game, game.current))
+        if agent is not None:
+            moves.append(agent.act(PlayerView(game, game.current)))
+        game.step(game.legal[int(rng.integers(len(game.legal)))])
+    return np.array(obs, np.float32), np.array(masks), moves
+
+
+# sha256 of the int64 actions the shipped files pick on _fixed_batch(players, 1000, 11), recorded before the
+# policy code moved into allfives_env/policy/ (issue 11): a refactor of the reader or the forward pass, or of
+# the observation it reads, must not change a single move
+ACTION_DIGESTS = {
+    "ppo-2p": "60bf78ae8a85f44133c7eaf27c2da9da7801fcbad9860049f90080a64b5a5b51",
+    "ppo-4p": "c5708db8408b4f7fb19b2b8c251c600c2a0b4c5203deda273bede7cccf74f405",
+}
+
+
+@pytest.mark.parametrize("name, players", [("ppo-2p", 2), ("ppo-4p", 4)])
+def test_the_shipped_policies_pick_the_recorded_moves(name: str, players: int) -> None:
+    obs, masks, _ = _fixed_batch(players, 1000, 11)
+    actions = load_policy(shipped_policy_path(name)).predict(obs, masks).astype(np.int64)
+    assert all(masks[i, a] for i, a in enumerate(actions))
+    assert hashlib.sha256(actions.tobytes()).hexdigest() == ACTION_DIGESTS[name]
+    # the agent plays those moves through the public view (its own encoder, the view's legal actions)
+    _, _, moves = _fixed_batch(players, 100, 11, make_agent(name))
+    assert moves == list(actions[:100])
+
+
+@pytest.mark.parametrize("name", sorted(SHIPPED_POLICIES))
+def test_the_shipped_files_sit_far_inside_the_limits(name: str) -> None:
+    """The loader's limits refuse hostile files, not real ones: the shipped policies use a small part."""
+    path = shipped_policy_path(name)
+    with np.load(path, allow_pickle=False) as data:
+        header_bytes = data["header"].size
+        weights = sum(data[k].size for k in data.files if k != "header")
+    header = read_policy_header(path)
+
+    def depth(value: object) -> int:
+        children = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+        return 1 + max((depth(v) for v in children), default=0) if isinstance(value, (dict, list)) else 0
+
+    assert header_bytes * 100 < MAX_HEADER_BYTES and depth(header) * 4 < MAX_HEADER_DEPTH
+    assert weights * 100 < MAX_PARAMETERS and path.stat().st_size * 100 < MAX_FILE_BYTES
+    assert len(header["hidden"]) * 10 < MAX_LAYERS

@@ -5,6 +5,7 @@
 
 The ladder, weakest first: ``random``, ``greedy``, ``defensive``, ``expert``, ``pimc`` (determinized
 Monte-Carlo search); ``oracle`` is the same search with the true hidden tiles, for analysis only.
+Trained policies: ``ppo`` plays a policy file (``path=FILE.npz``), ``ppo-2p`` and ``ppo-4p`` the shipped ones.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from .base import Agent, OracleView, PlayerView
 from .basic import DefensiveAgent, GreedyAgent, RandomAgent
 from .expert import ExpertAgent
+from .policy import PolicyAgent, ShippedPolicyAgent, shipped_agent_classes
 from .search import OracleAgent, PIMCAgent, sample_hidden
 from .registry import AgentError, agent_names, describe_agents, make_agent, parse_agent_spec, register_agent
 
@@ -21,11 +23,12 @@ register_agent("defensive", DefensiveAgent, "points now minus the next player's 
 register_agent("expert", ExpertAgent, "a hand-written heuristic: score, deny, block, follow up, shed; tunable weights")
 register_agent("pimc", PIMCAgent, "determinized Monte-Carlo search over sampled hidden tiles (samples=200)")
 register_agent("oracle", OracleAgent, "ANALYSIS ONLY: the pimc search on the true hidden tiles")
+register_agent("ppo", PolicyAgent, "a trained policy file (numpy only): path=FILE.npz, sample=false, temperature=1")
+for _name, (_cls, _description) in shipped_agent_classes().items():
+    register_agent(_name, _cls, _description)
 
 __all__ = [
     "Agent", "AgentError", "DefensiveAgent", "ExpertAgent", "GreedyAgent", "OracleAgent", "OracleView", "PIMCAgent", "PlayerView",
-    "RandomAgent", "sample_hidden",
+    "PolicyAgent", "RandomAgent", "ShippedPolicyAgent", "sample_hidden",
     "agent_names", "describe_agents", "make_agent", "parse_agent_spec", "register_agent",
 ]
-
-from .. import policy as _policy  # noqa: E402,F401  (registers the "ppo" agent: trained policy files)
