@@ -31,15 +31,15 @@ slice               size        meaning
 
 Action features (``action_features=True``). A flat network has to learn from the raw slices what a
 placement would score and what it gives the opponent, which costs millions of steps. The features
-hand it the quantities the ``expert`` heuristic weighs (:meth:`ExpertAgent.features`), per legal
+hand it the quantities the ``expert`` heuristic weighs (:func:`allfives_env.analysis.placement_features`), per legal
 placement, in count points / 20: *legal* (1), *wins* (the play wins the game), *domino* (it empties the
 hand), *now* (points it scores), *deny* (the opponent's expected best reply, a game-winning reply
 counted 60 more), *p_lose* (the chance the opponent holds a game-winning reply), *block* (the chance the
 opponent cannot follow; x2 when it may not draw), *follow* (our best score next turn on the ends left),
 *fit* (kept tiles that fit the new ends, /3, at most 1), *shown* (distinct numbers kept / V), *pips*
 (the tile's pips / 2 max_pip), *double*. They read public information and the observer's hand only.
-They cost about as much as one ``expert`` move per observation (a few tens of microseconds), so they
-are off by default; a policy trained with them records it and its agent computes them itself.
+They cost about as much as one ``expert`` move per observation, so they are off by default; a policy
+trained with them records it and its agent computes them itself.
 
 Actions: ``action = tile_id * 4 + slot`` (see :mod:`allfives_env.core.actions`); the mask is an
 ``int8`` vector over every action id, all zeros for a seat that is not to act.
@@ -58,6 +58,8 @@ from .core.errors import RulesError, short_repr
 from .core.game import Game
 from .core.rules import Rules
 from .core.tiles import tile_set
+from .core.view import PlayerView
+from .analysis import DOMINO, WINS, placement_features
 
 __all__ = [
     "ACTION_FEATURES", "ObservationEncoder", "action_name", "decode_action", "encode_action", "num_actions", "observation_table",
@@ -73,6 +75,7 @@ ACTION_FEATURES = ("legal", "wins", "domino", "now", "deny", "p_lose", "block", 
 #: Upper bound of the ``features`` slice in the observation space (deny can reach (48 + 60) / 20).
 ACTION_FEATURE_HIGH = 8.0
 _POINT_SCALE = 1.0 / 20.0  # count points -> features
+_FIT_CAP = 3.0  # kept tiles that fit the new ends: 3 or more reads as 1
 
 
 class ObservationEncoder:
@@ -110,15 +113,8 @@ class ObservationEncoder:
         high = np.ones(self.size, dtype=np.float32)
         low[self.slices["scores"]] = -SCORE_CLIP
         high[self.slices["scores"]] = SCORE_CLIP
-        self._features = None
         if self.action_features:
-            # here, not at the top: the agents package imports this module
-            from .agents.base import PlayerView
-            from .agents.expert import DOMINO, WINS, ExpertAgent
-
             high[self.slices["features"]] = ACTION_FEATURE_HIGH
-            self._features = ExpertAgent(seed=0).features  # default weights: only w_target enters the features
-            self._view, self._wins, self._domino = PlayerView, WINS, DOMINO
             self._o_features = self.slices["features"].start
         self.low, self.high = low, high
         # state: every hand (absolute seats), the boneyard's tiles, the public part seen by seat 0, the seat to act
@@ -181,7 +177,7 @@ class ObservationEncoder:
         for i in self._dynamic_ones(game, seat):
             out[i] = 1.0
         self._write_scalars(game, seat, out)
-        if self._features is not None and seat == game.current:
+        if self.action_features and seat == game.current:
             self._write_features(game, seat, out)
         return out
 
@@ -191,16 +187,18 @@ class ObservationEncoder:
         actions = [a for a in game.legal if a != draw]
         if not actions:
             return
-        _, rows = self._features(self._view(game, seat), actions)
+        _, rows = placement_features(PlayerView(game, seat), actions)
         F = len(ACTION_FEATURES)
         unit = game.rules.score_unit * _POINT_SCALE
         pip_scale = 1.0 / (2 * self.rules.max_pip)
         inv_v = 1.0 / self.V
-        base, wins, domino = self._o_features, self._wins, self._domino
-        for action, (kind, now, pips, double, deny, block, _mate, follow, fit, shown, p_lose) in zip(actions, rows):
+        base = self._o_features
+        for action, row in zip(actions, rows):
             o = base + action * F
-            out[o:o + F] = (1.0, kind == wins, kind == domino, now * unit, deny * _POINT_SCALE, p_lose, block, follow * unit,
-                            min(fit, 3) / 3.0, shown * inv_v, pips * pip_scale, double)
+            # in the order of ACTION_FEATURES
+            out[o:o + F] = (1.0, row.kind == WINS, row.kind == DOMINO, row.now * unit, row.deny * _POINT_SCALE,
+                            row.p_lose, row.block, row.follow * unit, min(row.fit, _FIT_CAP) / _FIT_CAP,
+                            row.shown * inv_v, row.pips * pip_scale, row.double)
 
     def _board_ones(self, game: Game, seat: int) -> list[int]:
         """Indices of the ``board`` slice's 1-entries as seen by ``seat``."""
@@ -264,7 +262,7 @@ class ObservationEncoder:
         if count and count % 5 == 0:
             out[oc + 1] = 1.0
         ob = self._o_boneyard
-        out[ob] = len(game._stock) / T
+        out[ob] = game.boneyard_size / T
         out[ob + 1] = game.drawable / T
         os_ = self._o_sizes
         hands = game.hands
@@ -300,7 +298,7 @@ class ObservationEncoder:
                 low = m & -m
                 ones.append((low.bit_length() - 1) * P + seat)
                 m ^= low
-        for t in game._stock:
+        for t in game.boneyard():
             ones.append(T * P + t)
         base = T * P + T
         ones.extend(base + i for i in self._board_ones(game, 0))

@@ -8,7 +8,7 @@ observations (:mod:`allfives_env.encoding`), score changes -> rewards. All rules
 from __future__ import annotations
 
 import warnings
-from typing import TYPE_CHECKING, Any, Mapping, Optional, Union
+from typing import Any, Mapping, Optional, Union
 
 import gymnasium
 import numpy as np
@@ -22,11 +22,10 @@ from .core.game import START_OPTION_KEYS, Game, fixed_start
 from .core.replay import game_record
 from .core.rules import Rules, rules_from
 from .core.seeds import check_seed
+from .core.view import PlayerView
 from .encoding import ObservationEncoder
 from .render import render_text
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .agents.base import PlayerView
 
 REWARD_MODES = ("win", "points")
 EPISODE_MODES = ("game", "hand")
@@ -332,8 +331,6 @@ class raw_env(AECEnv):
     def player_view(self, agent: str) -> "PlayerView":
         """What ``agent`` may see, for the scripted agents of :mod:`allfives_env.agents`:
         ``make_agent("expert").act(env.unwrapped.player_view(env.agent_selection))``."""
-        from .agents.base import PlayerView
-
         return PlayerView(self._live_game("player_view()"), self._seat_of(agent), self.encoder)
 
     def replay(self) -> dict[str, Any]:

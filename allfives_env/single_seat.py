@@ -181,7 +181,7 @@ class AllFivesSingleSeatEnv(gymnasium.Env):
         if not (_is_int(action) or (isinstance(action, np.ndarray) and action.shape == () and
                                     np.issubdtype(action.dtype, np.integer))) or not 0 <= action < self.action_space.n:
             # not an action id: always an error (checked here: gymnasium's contains() overflows on huge ints)
-            raise IllegalActionError(game._illegal_message(action))
+            raise IllegalActionError(game.illegal_message(action))
         try:
             game.step(int(action))  # validates legality; an illegal action changes nothing
         except IllegalActionError as exc:

@@ -29,7 +29,5 @@ def with_other_hidden_tiles(game: Game, seat: int, seed: int) -> Game:
     """A copy of ``game`` in which everything ``seat`` cannot see (other hands, the boneyard) is redrawn."""
     other = game.clone()
     hands, boneyard = sample_hidden(PlayerView(game, seat), np.random.default_rng(seed))
-    for s, mask in hands.items():
-        other.hands[s] = mask
-    other._stock = list(reversed(boneyard))
+    other.replace_hidden(seat, hands, boneyard)
     return other

@@ -8,8 +8,9 @@ from gymnasium.utils.env_checker import check_env
 from pettingzoo.test import api_test, seed_test
 
 from allfives_env import allfives_v0
-from allfives_env.agents.base import PlayerView
-from allfives_env.agents.expert import DOMINO, NORMAL, WINS, ExpertAgent
+from allfives_env.agents.expert import ExpertAgent
+from allfives_env.analysis import DOMINO, FEATURE_NAMES, NORMAL, WINS, placement_features
+from allfives_env.core.view import PlayerView
 from allfives_env.core import Game, Rules, RulesError
 from allfives_env.encoding import ACTION_FEATURES, ObservationEncoder, observation_table
 from allfives_env.single_seat import AllFivesSingleSeatEnv
@@ -65,6 +66,21 @@ def test_features_describe_exactly_the_legal_placements(options: dict) -> None:
                 assert row["pips"] == pytest.approx(pips / (2 * rules.max_pip)) and row["double"] == double
                 checked += 1
     assert checked > 100
+
+
+def test_the_slice_columns_are_named_analysis_features() -> None:
+    # one list of names: every column after legal/wins/domino is a field of the analysis row
+    assert ACTION_FEATURES[:3] == ("legal", "wins", "domino")
+    assert set(ACTION_FEATURES[3:]) <= set(FEATURE_NAMES)
+
+
+def test_the_expert_reads_the_shared_analysis() -> None:
+    rules = Rules(num_players=4)
+    expert = ExpertAgent(seed=0)
+    for game, seat in _positions(rules, 3, seed=5):
+        view = PlayerView(game, seat)
+        actions = [a for a in game.legal if a != 4 * game.tiles.size]
+        assert expert.features(view, actions)[1] == placement_features(view, actions)[1]
 
 
 def test_expert_value_is_its_weighted_features() -> None:

@@ -12,8 +12,8 @@ from typing import Callable, Optional, Sequence
 
 import numpy as np
 
+from ..analysis import best_reply_points, points_if, possible_tiles
 from .base import Agent, PlayerView
-from .scoring import best_reply_points, points_if, possible_tiles
 
 
 class RandomAgent(Agent):
@@ -49,9 +49,7 @@ class GreedyAgent(Agent):
     name = "greedy"
 
     def act(self, view: PlayerView) -> int:
-        game = view._game
-        seat = view.seat
-        return choose_best(view, lambda actions: [points_if(game, seat, a) for a in actions], self.rng)
+        return choose_best(view, lambda actions: [points_if(view, a) for a in actions], self.rng)
 
 
 class DefensiveAgent(Agent):
@@ -64,19 +62,17 @@ class DefensiveAgent(Agent):
         self.reply_weight = float(reply_weight)
 
     def act(self, view: PlayerView) -> int:
-        game = view._game
-        seat = view.seat
-        nxt = (seat + 1) % view.num_players
-        possible = possible_tiles(view.tiles, view.unseen_mask, game.voids[nxt])
-        my_tiles = game.hands[seat]
+        nxt = (view.seat + 1) % view.num_players
+        possible = possible_tiles(view.tiles, view.unseen_mask, view.voids[nxt])
+        my_tiles = view.hand_mask
         weight = self.reply_weight
 
         def value(action: int) -> float:
-            now = points_if(game, seat, action)
+            now = points_if(view, action)
             if my_tiles == 1 << (action >> 2):
                 return now  # this play dominoes: there is no reply
-            board = game.board.copy()
+            board = view.board.copy()
             board.place(action >> 2, action & 3)
-            return now - weight * best_reply_points(game, board, nxt, possible)
+            return now - weight * best_reply_points(view, board, nxt, possible)
 
         return choose_best(view, lambda actions: [value(a) for a in actions], self.rng)

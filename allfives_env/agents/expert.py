@@ -33,16 +33,12 @@ The features, and why they matter (all in count points, so the weights are compa
   Doubles fit only one number and get stranded, so playing one earns ``w_double`` early; late in the
   hand that bonus is dropped and a double is played only for its points or its pips.
 * **partner** (``w_partner``): in the 4-player partnership game, a share of the partner's expected
-  scoring reply on the ends we leave. Off by default: measured, it made the team weaker (4 players,
-  1000 duplicate games against two ``defensive`` players: 76.6% won at 0.3, 79.1% at 0), since the
+  scoring reply on the ends we leave. Off by default: measured, it made the team weaker, since the
   opponent in between plays first on the same ends.
 
 The default weights came from a coordinate search (each weight tried at 0, 0.5x, 1.5x and 2.5x of its
-value, kept when the win rate rose) on 1600 duplicate 2-player games per setting against
-``defensive``; the untuned first guess won 76%. The biggest single contributions: deny (without it
-the agent drops below 50% against ``defensive``), block, the double bonus and mobility. On fresh
-deals (2 players, default rules, seeds 50000-50999 in both seatings) the defaults win 82% of 2000
-games against ``defensive`` and 89% of 1000 against ``greedy``, at well under 0.2 ms a move.
+value, kept when the win rate rose) on duplicate 2-player games against ``defensive``; the README's
+strength tables give what they measure.
 
 Weights are constructor keywords; non-default values are stored in ``params`` so :meth:`Agent.spec`
 rebuilds the same agent. Ties are broken toward the heavier tile, then by the agent's own seeded
@@ -51,25 +47,24 @@ generator, so the agent is deterministic for a given seed.
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Optional
 
-from ..core.board import Board
+from ..analysis import DOMINO, GAME_WINNING_REPLY_COST, WINS, PlacementFeatures, placement_features
 from .base import Agent, PlayerView
 from .basic import choose_best
-from .scoring import possible_tiles
 
-#: The kinds of placement in :meth:`ExpertAgent.features`: it wins the game, it empties the hand, other.
-WINS, DOMINO, NORMAL = 2, 1, 0
-#: The columns of a :meth:`ExpertAgent.features` row.
-FEATURE_NAMES = ("kind", "now", "pips", "double", "deny", "block", "mate", "follow", "fit", "shown", "p_lose")
+#: Decision priorities above any weighted value: a play that wins the game beats everything, a domino
+#: (the hand ends, nobody replies) beats every ordinary play; within each, more points first.
+WIN_PRIORITY = 1e9
+DOMINO_PRIORITY = 1e6
 
 #: Default weights, tuned by coordinate search on duplicate 2-player matches against ``defensive``
 #: (see the module docstring for what each one rewards). All are in count points whatever
-#: ``score_unit`` is, except ``late_hand``, a number of tiles.
+#: ``score_unit`` is, except ``late_hand``, a number of tiles. The constructor's defaults read this table.
 DEFAULT_WEIGHTS: dict[str, float] = {
     "w_score": 1.0,
     "w_deny": 1.0,
-    "w_target": 60.0,
+    "w_target": GAME_WINNING_REPLY_COST,
     "w_danger": 0.5,
     "danger_margin": 35.0,
     "w_block": 7.5,
@@ -82,20 +77,9 @@ DEFAULT_WEIGHTS: dict[str, float] = {
     "late_hand": 1.0,
     "w_partner": 0.0,
 }
-
-
-def _no_hit_chances(pool: int, hand: int, upto: int) -> list[float]:
-    """``q[k]`` = chance that a uniform ``hand``-tile draw from ``pool`` tiles misses ``k`` given tiles,
-    for k = 0..upto (hypergeometric, C(pool-k, hand) / C(pool, hand))."""
-    q = [1.0]
-    p = 1.0
-    for k in range(upto):
-        if pool - k <= 0 or pool - hand - k <= 0:
-            p = 0.0
-        else:
-            p *= (pool - hand - k) / (pool - k)
-        q.append(p)
-    return q
+#: Kept tiles that fit the new ends count for mobility up to this many.
+MOBILITY_CAP = 3
+_W = DEFAULT_WEIGHTS
 
 
 class ExpertAgent(Agent):
@@ -115,20 +99,20 @@ class ExpertAgent(Agent):
     def __init__(
         self,
         seed: Optional[int] = None,
-        w_score: float = 1.0,
-        w_deny: float = 1.0,
-        w_target: float = 60.0,
-        w_danger: float = 0.5,
-        danger_margin: float = 35.0,
-        w_block: float = 7.5,
-        w_follow: float = 0.3,
-        w_mobility: float = 1.5,
-        w_variety: float = 0.5,
-        w_pips: float = 0.15,
-        w_pips_late: float = 0.6,
-        w_double: float = 5.0,
-        late_hand: float = 1.0,
-        w_partner: float = 0.0,
+        w_score: float = _W["w_score"],
+        w_deny: float = _W["w_deny"],
+        w_target: float = _W["w_target"],
+        w_danger: float = _W["w_danger"],
+        danger_margin: float = _W["danger_margin"],
+        w_block: float = _W["w_block"],
+        w_follow: float = _W["w_follow"],
+        w_mobility: float = _W["w_mobility"],
+        w_variety: float = _W["w_variety"],
+        w_pips: float = _W["w_pips"],
+        w_pips_late: float = _W["w_pips_late"],
+        w_double: float = _W["w_double"],
+        late_hand: float = _W["late_hand"],
+        w_partner: float = _W["w_partner"],
     ) -> None:
         given = dict(
             w_score=w_score, w_deny=w_deny, w_target=w_target, w_danger=w_danger, danger_margin=danger_margin,
@@ -152,169 +136,35 @@ class ExpertAgent(Agent):
         context, rows = self.features(view, actions)
         deny_w, pip_w, double_w = context
         out: list[float] = []
-        for kind, now, pips, double, deny, block, mate, follow, fit, shown, _ in rows:
-            if kind == WINS:
-                out.append(1e9 + now)  # this play wins the game
+        for row in rows:
+            if row.kind == WINS:
+                out.append(WIN_PRIORITY + row.now)
                 continue
-            if kind == DOMINO:
-                out.append(1e6 + now)  # domino: the hand ends, nobody replies
+            if row.kind == DOMINO:
+                out.append(DOMINO_PRIORITY + row.now)
                 continue
             # the same additions, in the same order, as one expression per feature: decisions stay bit-exact
-            value = self.w_score * now * unit + pip_w * pips + (double_w if double else 0.0)
-            value -= deny_w * deny
-            value += self.w_block * block
-            value += self.w_partner * mate
-            if follow:
-                value += self.w_follow * follow * unit
-            value += self.w_mobility * min(fit, 3)
-            value += self.w_variety * shown
+            value = self.w_score * row.now * unit + pip_w * row.pips + (double_w if row.double else 0.0)
+            value -= deny_w * row.deny
+            value += self.w_block * row.block
+            value += self.w_partner * row.mate
+            if row.follow:
+                value += self.w_follow * row.follow * unit
+            value += self.w_mobility * min(row.fit, MOBILITY_CAP)
+            value += self.w_variety * row.shown
             out.append(value)
         return out
 
-    def features(self, view: PlayerView, actions: list[int]) -> tuple[tuple[float, float, float], list[tuple]]:
-        """The unweighted features of each placement in ``actions``, and the weights that depend on the
-        position (``deny_w``, ``pip_w``, ``double_w``: raised when the opponent nears the target, changed
-        late in the hand).
-
-        One row per action (see :data:`FEATURE_NAMES`): ``kind`` (:data:`WINS`, :data:`DOMINO` or
-        :data:`NORMAL`; the other features are 0 unless NORMAL, except ``now``), ``now`` (points scored),
-        ``pips``, ``double`` (0/1), ``deny`` (the opponent's expected best reply in count points,
-        ``w_target`` added for a reply that wins it the game), ``block`` (the chance it cannot follow, x2
-        when it may not draw: it passes), ``mate`` (the partner's expected reply, 0 unless ``w_partner``),
-        ``follow`` (our best points next turn on the ends left), ``fit`` (kept tiles fitting the new ends),
-        ``shown`` (distinct numbers kept), ``p_lose`` (the chance the opponent holds a reply that wins it
-        the game). Also what the ``features`` observation slice encodes, so a network can learn on top.
-        """
-        game = view._game  # read for public facts (board, scores, voids, hand sizes) and our own hand
-        rules = game.rules
-        tiles = game.tiles
-        seat = view.seat
-        n = game.num_players
-        side_of = game.side_of
-        my_side = side_of[seat]
-        scores = game.scores
-        target = rules.target
-        immediate = rules.win_check == "immediate"
-        sizes = game.hand_sizes()  # public: how many tiles each seat holds
-        hand = view.hand_mask  # our own tiles only
-        unseen = view.unseen_mask
-        voids = game.voids
-        pips = tiles.pips
-        low = tiles.low
-        high = tiles.high
-        is_double = tiles.is_double
-        points_for_count = game.points_for_count
-        board = game.board
-        # points are weighed in count points (a 15 is worth 15 whether it scores 15 or 3 units), so the
-        # weights of the pip and mobility features keep their meaning under score_unit=5
-        unit = rules.score_unit
-
-        # the next seat is always an opponent (partners sit two apart)
-        nxt = (seat + 1) % n
-        opp_side = side_of[nxt]
-        opp_possible = possible_tiles(tiles, unseen, voids[nxt])
-        opp_pool = opp_possible.bit_count()
-        opp_hand = sizes[nxt]
-        opp_room = target - scores[opp_side]
-        deny_w = self.w_deny * (1.0 + (self.w_danger if opp_room * unit <= self.danger_margin else 0.0))
-        q_opp = _no_hit_chances(opp_pool, opp_hand, opp_pool)
-        drawable = game.drawable
-
-        partner = (seat + 2) % n if rules.partnership else -1
-        if partner >= 0 and self.w_partner:
-            mate_possible = possible_tiles(tiles, unseen, voids[partner])
-            mate_pool = mate_possible.bit_count()
-            q_mate = _no_hit_chances(mate_pool, sizes[partner], mate_pool)
-        else:
-            mate_possible = 0
-            q_mate = []
-
-        min_opp = min(sizes[s] for s in range(n) if side_of[s] != my_side)
-        late = min_opp <= self.late_hand
+    def features(self, view: PlayerView, actions: list[int]) -> tuple[tuple[float, float, float], list[PlacementFeatures]]:
+        """The unweighted features of each placement in ``actions`` (:func:`allfives_env.analysis.
+        placement_features`, with this agent's ``w_target`` as the cost of a game-winning reply), and the
+        weights that depend on the position: ``deny_w`` (raised when the opponent nears the target),
+        ``pip_w`` and ``double_w`` (changed late in the hand)."""
+        position, rows = placement_features(view, actions, self.w_target, partner=bool(self.w_partner))
+        unit = view.rules.score_unit
+        danger = position.opponent_room * unit <= self.danger_margin
+        deny_w = self.w_deny * (1.0 + (self.w_danger if danger else 0.0))
+        late = position.smallest_opponent_hand <= self.late_hand
         pip_w = self.w_pips_late if late else self.w_pips
         double_w = 0.0 if late else self.w_double
-        my_room = target - scores[my_side]
-
-        rows: list[tuple] = []
-        for action in actions:
-            tile = action >> 2
-            slot = action & 3
-            count = board.count_after(tile, slot)
-            now = points_for_count(seat, count, board.size == 0)
-            if now and immediate and now >= my_room:
-                rows.append((WINS, now, pips[tile], is_double[tile], 0.0, 0.0, 0.0, 0, 0, 0, 0.0))
-                continue
-            kept = hand & ~(1 << tile)
-            if not kept:
-                rows.append((DOMINO, now, pips[tile], is_double[tile], 0.0, 0.0, 0.0, 0, 0, 0, 0.0))
-                continue
-            after = board.copy()
-            after.place(tile, slot)
-
-            # the opponent's reply: expected best, and the chance it cannot follow at all
-            utils, fits, winning = self._replies(after, opp_possible, nxt, opp_room if immediate else -1, unit,
-                                                 points_for_count)
-            deny = 0.0
-            if utils:
-                utils.sort(reverse=True)
-                for k, u in enumerate(utils):
-                    deny += u * (q_opp[k] - q_opp[k + 1])
-            p_block = q_opp[fits] if fits < len(q_opp) else 0.0
-            block = p_block * (1.0 if drawable else 2.0)
-            p_lose = 1.0 - q_opp[winning] if winning < len(q_opp) else 1.0
-
-            mate = 0.0
-            if q_mate:
-                mutils, _, _ = self._replies(after, mate_possible, partner, -1, unit, points_for_count)
-                if mutils:
-                    mutils.sort(reverse=True)
-                    for k, u in enumerate(mutils):
-                        mate += u * (q_mate[k] - q_mate[k + 1])
-
-            # our own next turn on the ends we leave: follow-up score, mobility, variety
-            best_follow = 0
-            fit = 0  # kept tiles that fit some end of ``after``
-            for a in after.placements(kept):
-                t = a >> 2
-                fit |= 1 << t
-                c = after.count_after(t, a & 3)
-                if c % 5 == 0 and c > best_follow:
-                    best_follow = c
-            follow = points_for_count(seat, best_follow) if best_follow else 0
-            shown = 0
-            m = kept
-            while m:
-                lowbit = m & -m
-                t = lowbit.bit_length() - 1
-                shown |= (1 << low[t]) | (1 << high[t])
-                m ^= lowbit
-            rows.append((NORMAL, now, pips[tile], is_double[tile], deny, block, mate, follow, fit.bit_count(),
-                         shown.bit_count(), p_lose))
         return (deny_w, pip_w, double_w), rows
-
-    def _replies(self, after: Board, possible: int, seat: int, room: int, unit: int,
-                 points_for_count: Callable[[int, int], int]) -> tuple[list[float], int, int]:
-        """The scoring replies ``seat`` could make on ``after`` with a tile of ``possible``, one per
-        tile (its best end), as utilities in count points: a reply worth ``room`` points or more (the
-        points that seat's side still needs; -1: no such check) wins it the game and adds ``w_target``.
-        Also the number of possible tiles that fit any end at all (for the chance of a block), and the
-        number whose reply wins the game."""
-        best: dict[int, int] = {}
-        fit = 0  # possible tiles that fit some end
-        for a in after.placements(possible):
-            t = a >> 2
-            fit |= 1 << t
-            c = after.count_after(t, a & 3)
-            if c % 5 == 0 and c and c > best.get(t, 0):
-                best[t] = c
-        fits = fit.bit_count()
-        utils: list[float] = []
-        winning = 0
-        for t, c in best.items():
-            p = points_for_count(seat, c)
-            if p:
-                wins = 0 <= room <= p
-                winning += wins
-                utils.append(p * unit + (self.w_target if wins else 0.0))
-        return utils, fits, winning
-

@@ -324,11 +324,21 @@ class Game:
         hands, the boneyard) of a fork with a sample."""
         other = self._copy_position()
         other.rng = None
+        other.deal_seed = None  # it would tell the deals of later hands, which a fork never plays
         other.events = []
         other.hand_records = []
         other._scripted = []
         other.stop_after_hand = True
         return other
+
+    def replace_hidden(self, seat: int, other_hands: Mapping[int, int], boneyard: Sequence[int]) -> None:
+        """Replace what ``seat`` cannot see: every other seat's hand by ``other_hands[s]`` (a bit mask of
+        the same size) and the boneyard by ``boneyard`` (index 0 drawn next). For search copies (a
+        :meth:`fork`) that stand on a guess of the hidden tiles."""
+        for s in range(self.num_players):
+            if s != seat:
+                self.hands[s] = other_hands[s]
+        self._stock = list(reversed(boneyard))
 
     def _copy_position(self) -> "Game":
         """A copy whose mutable position (scores, hands, board, boneyard, voids, ...) is its own; the
@@ -364,9 +374,10 @@ class Game:
             if int(action) in self.legal:
                 self.step(int(action))
                 return
-        raise IllegalActionError(self._illegal_message(action))
+        raise IllegalActionError(self.illegal_message(action))
 
-    def _illegal_message(self, action: Any) -> str:
+    def illegal_message(self, action: Any) -> str:
+        """Why ``action`` is not a legal move now, with the legal ones by name and id (for error messages)."""
         names = ", ".join(self.action_names(sorted(self.legal)))
         limit = self.tiles.size * 4 + (1 if self.draw_action >= 0 else 0)
         if not isinstance(action, (int, np.integer)) or isinstance(action, (bool, np.bool_)):
