@@ -409,12 +409,12 @@ def test_evaluate_command_saves_sample_games(tmp_path, capsys) -> None:
 def test_the_prior_must_be_a_finite_number_at_least_zero(prior: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(EvaluationError, match="finite number >= 0"):
         bradley_terry([[0, 3], [2, 0]], prior=prior)
-    import allfives_env.evaluation as evaluation
+    from allfives_env.evaluation import round_robin
 
     def no_games(*args: object, **kwargs: object) -> None:
         raise AssertionError("games were played before the prior was checked")
 
-    monkeypatch.setattr(evaluation, "_run", no_games)
+    monkeypatch.setattr(round_robin, "run_matchups", no_games)
     with pytest.raises(EvaluationError, match="finite number >= 0"):
         tournament(["greedy", "random"], games_per_pair=2, prior=prior, progress=False)
 
@@ -425,11 +425,14 @@ def test_bradley_terry_refuses_non_finite_wins() -> None:
 
 
 def test_sizes_and_agents_are_checked_before_any_game(monkeypatch: pytest.MonkeyPatch) -> None:
-    import allfives_env.evaluation as evaluation
-    from allfives_env.evaluation import MAX_BOOTSTRAP, MAX_GAMES
+    from allfives_env.evaluation import MAX_BOOTSTRAP, MAX_GAMES, matchup, round_robin
     from allfives_env.policy import PolicyError
 
-    monkeypatch.setattr(evaluation, "_run", lambda *a, **k: (_ for _ in ()).throw(AssertionError("played")))
+    def no_games(*args: object, **kwargs: object) -> None:
+        raise AssertionError("played")
+
+    for module in (matchup, round_robin):
+        monkeypatch.setattr(module, "run_matchups", no_games)
     with pytest.raises(EvaluationError, match=f"games={MAX_GAMES + 1} is not allowed: give an integer from 1 to"):
         evaluate(["greedy", "random"], games=MAX_GAMES + 1, progress=False)
     with pytest.raises(EvaluationError, match="games_per_pair"):

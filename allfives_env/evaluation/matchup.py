@@ -1,0 +1,42 @@
+"""Match-up: :func:`evaluate` plays one duplicate match-up and sums it up from the first agent's point of view."""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+from .checks import AgentLike, RulesLike, check_agents, check_run_args, check_seed, resolve_rules
+from .results import MatchResult, summarize_match
+from .runner import run_matchups
+from .scheduling import duplicate_orders, sets_for
+
+
+def evaluate(
+    agents: Sequence[AgentLike],
+    rules: RulesLike = None,
+    *,
+    num_players: Optional[int] = None,
+    games: int = 200,
+    seed: int = 0,
+    processes: int = 1,
+    progress: bool = True,
+    balanced: bool = False,
+    mp_context: Optional[str] = None,
+) -> MatchResult:
+    """Play one duplicate match-up and summarize it from the first agent's point of view.
+
+    ``agents`` are spec strings (``"greedy"``, ``"pimc:samples=50"``) or agents (their ``spec()`` is
+    used), one per side, or two for "the first against a field of the second" with 3 players or 4
+    cut-throat. ``games`` is rounded up to whole duplicate sets. ``rules`` is a :class:`Rules` or a
+    mapping of rules options; ``num_players`` a shortcut for the player count. The numbers depend only on
+    ``seed`` (not on ``processes``), except the measured think times.
+    """
+    r = resolve_rules(rules, num_players)
+    seed = check_seed(seed)
+    check_run_args(processes, games, "games")
+    specs = check_agents(agents, r)
+    orders = duplicate_orders(r, len(specs), balanced)
+    sets = sets_for(games, orders)
+    (records,) = run_matchups(r, [(tuple(specs), orders)], sets, seed, processes, progress, " vs ".join(specs),
+                              mp_context)
+    return summarize_match(specs, r, seed, balanced and len(specs) == 2 and not r.partnership and r.num_players > 2,
+                           orders, records)
