@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Optional, TextIO
 
-from .core.events import Draw, GameOver, HandStart, Pass, Play, Settlement
+from .core.events import SLOT_NAMES, Draw, GameOver, HandStart, Pass, Play, Settlement
 from .core.game import Game
 from .render import layout_lines
 
@@ -22,7 +22,8 @@ def describe_event(event: Any, game: Game, names: list[str], viewer: Optional[in
     tiles = game.tiles
     if type(event) is Play:
         score = f", scores {event.points}" if event.points else ""
-        return f"{names[event.seat]} plays {tiles.name(event.tile)}@{'WENS'[event.slot]} (count {event.count}{score})"
+        play = f"{tiles.name(event.tile)}@{SLOT_NAMES[event.slot]}"
+        return f"{names[event.seat]} plays {play} (count {event.count}{score})"
     if type(event) is Draw:
         hidden = viewer is not None and event.seat != viewer
         return f"{names[event.seat]} draws {'a tile' if hidden else tiles.name(event.tile)}"

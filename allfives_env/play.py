@@ -14,6 +14,8 @@ opponent), it is saved as a replay, which ``allfives replay FILE`` verifies and 
 from __future__ import annotations
 
 import os
+import secrets
+import sys
 import tempfile
 from pathlib import Path
 from typing import Optional, Sequence, TextIO
@@ -27,15 +29,22 @@ from .core.errors import IllegalActionError, RulesError
 from .core.game import Game
 from .core.replay import save_replay
 from .core.rules import Rules
-from .narrate import Narrator
 from .core.seeds import check_seed
+from .narrate import Narrator
+from .paths import check_output
 from .render import render_text
 
-__all__ = ["play_terminal"]
+__all__ = ["DEFAULT_REPLAY", "play_terminal"]
 
 HELP = "type a move's number or its name (e.g. 6-4@E, or draw), ? to show the table again, q to stop and save"
 #: The longest line read as a move; anything longer re-prompts without being echoed.
 MAX_LINE = 40
+#: Where the game is saved unless told otherwise.
+DEFAULT_REPLAY = "allfives_game.json"
+#: A seed picked for the person (it is printed, to play the same deals again) is below this.
+FRESH_SEED_LIMIT = 2**31
+#: What stops the game when typed at the prompt, and what shows the help and the table again.
+QUIT_WORDS, HELP_WORDS = ("q", "quit", "exit"), ("?", "h", "help")
 
 
 def _opponents(rules: Rules, human: int, specs: Sequence[str], seed: int) -> dict[int, Agent]:
@@ -96,9 +105,9 @@ def _choose(game: Game, seat: int, names: list[str], inp: TextIO, out: TextIO) -
             print("", file=out)
             return None
         text = line.strip()
-        if text.lower() in ("q", "quit", "exit"):
+        if text.lower() in QUIT_WORDS:
             return None
-        if text in ("?", "h", "help"):
+        if text in HELP_WORDS:
             print(HELP, file=out)
             print(render_text(game, seat, names), file=out)
             continue
@@ -125,63 +134,68 @@ def _save(game: Game, replay_path: str, seed: int, out: TextIO) -> None:
 
 
 def play_terminal(rules: Rules, opponents: Sequence[str], seat: int = 0, seed: Optional[int] = None,
-                  replay_path: Optional[str] = "allfives_game.json", inp: Optional[TextIO] = None,
+                  replay_path: Optional[str] = DEFAULT_REPLAY, inp: Optional[TextIO] = None,
                   out: Optional[TextIO] = None) -> Game:
     """Play a game with a person at ``seat`` (reading ``inp``, writing ``out``) against ``opponents``
     (agent specs, one per other seat in seat order, repeated if fewer); returns the game. The game is
     saved to ``replay_path`` (None: not saved) when it ends or is stopped."""
-    import sys
-
-    if inp is None:
-        inp = sys.stdin
-        if hasattr(inp, "reconfigure"):  # bytes that are not UTF-8 become U+FFFD and re-prompt
-            inp.reconfigure(errors="replace")
+    inp = _stdin() if inp is None else inp
     out = sys.stdout if out is None else out
-    if not isinstance(rules, Rules):
-        raise RulesError(f"rules must be a Rules object, got {type(rules).__name__}")
-    if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < rules.num_players:
-        raise RulesError(f"seat={seat!r} is not allowed: choose 0..{rules.num_players - 1}")
-    seat = int(seat)
-    if seed is None:
-        import secrets
-
-        seed = secrets.randbelow(2**31)
-    seed = check_seed(seed, allow_none=False)
-    if replay_path:
-        from .cli import _check_output
-
-        _check_output(replay_path, "--replay")
+    seat = _check_seat(rules, seat)
+    seed = check_seed(secrets.randbelow(FRESH_SEED_LIMIT) if seed is None else seed, allow_none=False)
+    check_output(replay_path, "--replay")
     bots = _opponents(rules, seat, opponents if isinstance(opponents, str) else list(opponents), seed)
     names = [f"player_{s}" for s in range(rules.num_players)]
     names[seat] = f"player_{seat} (you)"
     for s, bot in bots.items():
         names[s] = f"{bot.spec()} (player_{s})"
     game = Game(rules, seed)
-    narrator = Narrator(game, names, out, viewer=seat)
     print(f"All Fives, {rules.num_players} players, target {rules.target}, seed {seed}. You are player_{seat}"
           + (f" (team {rules.side_of(seat)}: seats {seat} and {(seat + 2) % 4})" if rules.partnership else "")
           + f". {HELP}.", file=out)
     try:
-        try:
-            while not game.over:
-                current = game.current
-                if current == seat:
-                    action = _choose(game, seat, names, inp, out)
-                    if action is None:
-                        break
-                else:
-                    bot = bots[current]
-                    action = bot.act((OracleView if bot.uses_hidden_information else PlayerView)(game, current))
-                narrator.step(action)
-        except KeyboardInterrupt:
-            print("\n(interrupted)", file=out)
-        narrator.flush()
-        if game.over:
-            print("", file=out)
-            print(render_text(game, seat, names), file=out)
-        else:
-            print(f"Stopped in hand {game.hand_number} with scores {game.scores}.", file=out)
+        _play(game, seat, bots, names, inp, out)
     finally:  # whatever happened, even an error inside an opponent: the game so far is kept
         if replay_path:
             _save(game, replay_path, seed, out)
     return game
+
+
+def _stdin() -> TextIO:
+    """Standard input, where bytes that are not UTF-8 become U+FFFD (and so re-prompt)."""
+    if hasattr(sys.stdin, "reconfigure"):
+        sys.stdin.reconfigure(errors="replace")
+    return sys.stdin
+
+
+def _check_seat(rules: Rules, seat: object) -> int:
+    """``seat`` as an int, once ``rules`` is a Rules object and ``seat`` one of its seats (else RulesError)."""
+    if not isinstance(rules, Rules):
+        raise RulesError(f"rules must be a Rules object, got {type(rules).__name__}")
+    if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < rules.num_players:
+        raise RulesError(f"seat={seat!r} is not allowed: choose 0..{rules.num_players - 1}")
+    return int(seat)
+
+
+def _play(game: Game, seat: int, bots: dict[int, Agent], names: list[str], inp: TextIO, out: TextIO) -> None:
+    """Play ``game`` on until it ends, the person stops or Ctrl-C, printing it as it goes, then the table."""
+    narrator = Narrator(game, names, out, viewer=seat)
+    try:
+        while not game.over:
+            current = game.current
+            if current == seat:
+                action = _choose(game, seat, names, inp, out)
+                if action is None:
+                    break
+            else:
+                bot = bots[current]
+                action = bot.act((OracleView if bot.uses_hidden_information else PlayerView)(game, current))
+            narrator.step(action)
+    except KeyboardInterrupt:
+        print("\n(interrupted)", file=out)
+    narrator.flush()
+    if game.over:
+        print("", file=out)
+        print(render_text(game, seat, names), file=out)
+    else:
+        print(f"Stopped in hand {game.hand_number} with scores {game.scores}.", file=out)

@@ -277,11 +277,11 @@ def test_real_process_messages_without_traceback(tmp_path: Path) -> None:
 
 def test_ctrl_c_in_a_long_command_is_a_message(monkeypatch: pytest.MonkeyPatch,
                                                capsys: pytest.CaptureFixture[str]) -> None:
-    from allfives_env import evaluation
+    from allfives_env.agents.basic import GreedyAgent
 
     def interrupted(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(evaluation, "_run", interrupted)
+    monkeypatch.setattr(GreedyAgent, "act", interrupted)  # Ctrl-C in the middle of the games
     code, _, err = run(["evaluate", "greedy", "random", "--no-progress"], capsys)
     assert code == 130 and "interrupted" in err and "Traceback" not in err
