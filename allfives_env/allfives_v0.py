@@ -11,7 +11,8 @@ State                Box(float32): every hand, the boneyard, the public board (:
 Rewards              ``reward="win"`` (default): +1 / -1 at game end, partners share, 0 for a draw.
                      ``reward="points"``: zero-sum score change since the agent last acted, / target
 Episodes             ``episode="game"`` (to the target, default) or ``"hand"`` (one hand)
-Render modes         ``"ansi"`` (returns the text), ``"human"`` (prints it)
+Render modes         ``"ansi"`` (returns the text), ``"human"`` (prints it), ``"rgb_array"`` (an
+                     HxWx3 uint8 image of the seat to act's view)
 ==================== ==============================================================================
 
 Every rules option of :class:`allfives_env.core.Rules` is a keyword argument, e.g.
@@ -24,8 +25,8 @@ drawn tiles hidden), ``scores`` and ``hand``.
 
 ``raw_env`` raises :class:`IllegalActionError` (a ``ValueError``) on an illegal action, listing the legal
 ones by name (``6-4@E``). ``env()`` applies PettingZoo's classic wrappers instead: an illegal action ends
-the game with -1 for the offender. Those wrappers cost about 35 us a step: training code should drive
-``raw_env`` or the core.
+the game with -1 for the offender. Those wrappers cost a large share of a step (the README's speed table
+has the figures): training code should drive ``raw_env`` or the core.
 
 Version history: v0 (initial release).
 """

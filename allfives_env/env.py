@@ -19,6 +19,7 @@ from pettingzoo.utils import wrappers
 from .core.errors import GameOverError, IllegalActionError, NotResetError, RulesError, short_repr
 from .core.events import public_view
 from .core.game import START_OPTION_KEYS, Game, fixed_start
+from .core.outcome import top_gainer, zero_sum_share
 from .core.replay import game_record
 from .core.rules import Rules, rules_from
 from .core.seeds import check_seed
@@ -30,6 +31,8 @@ from .render import render_text
 REWARD_MODES = ("win", "points")
 EPISODE_MODES = ("game", "hand")
 RESET_OPTION_KEYS = START_OPTION_KEYS
+#: PettingZoo's default bound on ``agent_iter()``: in effect, until every agent is done.
+AGENT_ITER_LIMIT = 2**63
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -82,7 +85,7 @@ class _OrderEnforced(wrappers.OrderEnforcingWrapper):
         self._require_reset("render()")
         return super().render()
 
-    def agent_iter(self, max_iter: int = 2**63) -> Any:
+    def agent_iter(self, max_iter: int = AGENT_ITER_LIMIT) -> Any:
         self._require_reset("agent_iter()")
         return super().agent_iter(max_iter)
 
@@ -162,7 +165,7 @@ class raw_env(AECEnv):
         self._live_game("last()")
         return super().last(observe)
 
-    def agent_iter(self, max_iter: int = 2**63) -> Any:
+    def agent_iter(self, max_iter: int = AGENT_ITER_LIMIT) -> Any:
         self._live_game("agent_iter()")
         return super().agent_iter(max_iter)
 
@@ -279,21 +282,16 @@ class raw_env(AECEnv):
         deltas = [now - then for now, then in zip(game.scores, before)]
         if not any(deltas):
             return
-        k = game.num_sides
-        total = sum(deltas)
         scale = 1.0 / self.rules.target
         for agent in self.agents:
-            d = deltas[game.side_of[self._seat[agent]]]
-            rewards[agent] = (d - (total - d) / (k - 1)) * scale
+            rewards[agent] = zero_sum_share(deltas, game.side_of[self._seat[agent]]) * scale
 
     def _win_rewards(self, rewards: dict[str, float]) -> None:
         """+1 to the winning side, -1 to every other side; 0 all round for a draw."""
         game = self.game
         winner = game.winner
         if winner is None and self.episode == "hand":
-            gains = [now - then for now, then in zip(game.scores, self._start_scores)]
-            best = max(gains)
-            winner = gains.index(best) if gains.count(best) == 1 else None
+            winner = top_gainer([now - then for now, then in zip(game.scores, self._start_scores)])
         if winner is None:
             return
         for agent in self.agents:

@@ -31,12 +31,16 @@ from .agents.base import Agent, OracleView, PlayerView
 from .agents.registry import AgentError, make_agent
 from .core.errors import GameOverError, IllegalActionError, NotResetError, RulesError, short_repr
 from .core.game import Game, fixed_start
+from .core.outcome import top_gainer, zero_sum_share
 from .core.rules import Rules, rules_from
-from .core.seeds import check_seed
+from .core.seeds import MAX_SEED, check_seed
 from .encoding import ObservationEncoder
 from .render import render_text
 
 OpponentLike = Union[str, Agent]
+#: Opponents are reseeded each episode from the env's generator with a seed below this (31 bits, the
+#: range the agents have always been seeded from, so episodes replay as before).
+AGENT_SEED_LIMIT = 2**31 - 1
 
 
 def _is_int(value: Any) -> bool:
@@ -155,7 +159,7 @@ class AllFivesSingleSeatEnv(gymnasium.Env):
         n = self.rules.num_players
         self.seat = self.fixed_seat if self.fixed_seat is not None else int(rng.integers(n))
         deals, scores = fixed_start(self.rules, options, rng)  # an unlisted rest of the boneyard: seeded order
-        self.game = Game(self.rules, int(rng.integers(2**63 - 1)), deals=deals, scores=scores,
+        self.game = Game(self.rules, int(rng.integers(MAX_SEED)), deals=deals, scores=scores,
                          stop_after_hand=self.episode == "hand")
         for s in range(n):
             if s == self.seat:
@@ -164,7 +168,7 @@ class AllFivesSingleSeatEnv(gymnasium.Env):
             partner_seat = self.rules.partnership and self.rules.side_of(s) == self.rules.side_of(self.seat)
             agent = self._partner if (partner_seat and self._partner is not None) else \
                 self._pool[int(rng.choice(len(self._pool), p=self.opponent_weights))]
-            agent.reset(int(rng.integers(2**31 - 1)))
+            agent.reset(int(rng.integers(AGENT_SEED_LIMIT)))
             self._seated[s] = agent
             self._views[s] = (OracleView if agent.uses_hidden_information else PlayerView)(self.game, s)
         self._scores_at_last_action = list(self.game.scores)
@@ -237,15 +241,12 @@ class AllFivesSingleSeatEnv(gymnasium.Env):
             before = self._scores_at_last_action
             deltas = [now - then for now, then in zip(game.scores, before)]
             self._scores_at_last_action = list(game.scores)
-            mine = deltas[side]
-            return float(mine - (sum(deltas) - mine) / (game.num_sides - 1)) / self.rules.target
+            return float(zero_sum_share(deltas, side)) / self.rules.target
         if not game.over:
             return 0.0
         winner = game.winner
         if winner is None and self.episode == "hand":
-            gains = [now - then for now, then in zip(game.scores, game.hand_records[0].scores)]
-            best = max(gains)
-            winner = gains.index(best) if gains.count(best) == 1 else None
+            winner = top_gainer([now - then for now, then in zip(game.scores, game.hand_records[0].scores)])
         if winner is None:
             return 0.0
         return 1.0 if winner == side else -1.0

@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from allfives_env.core.errors import SeedError
+
 from allfives_env.agents import AgentError, GreedyAgent, make_agent
 from allfives_env.cli import main
 from allfives_env.core import Game, Rules, RulesError
@@ -113,7 +115,7 @@ def test_seeds_come_from_the_seed_only() -> None:
     assert set_seeds(3, 5) != set_seeds(3, 6) != set_seeds(4, 5)
     assert agent_seeds(3, 5, 0, 4) != agent_seeds(3, 5, 1, 4)
     assert len(set(agent_seeds(3, 5, 0, 4))) == 4
-    with pytest.raises(EvaluationError, match="non-negative"):
+    with pytest.raises(SeedError, match="from 0 to 2\\*\\*63-1"):  # the library's one rule for seeds
         set_seeds(-1, 0)
 
 

@@ -27,6 +27,7 @@ from typing import Optional
 import numpy as np
 
 from ..core.game import Game
+from ..core.outcome import zero_sum_share
 from .base import Agent, OracleView, PlayerView
 
 ROLLOUTS = ("greedy", "random", "epsilon")
@@ -126,10 +127,7 @@ class PIMCAgent(Agent):
         if not game.over:
             self._rollout(game)
         side = game.side_of[seat]
-        k = game.num_sides
-        gains = [now - then for now, then in zip(game.scores, before)]
-        mine = gains[side]
-        value = mine - (sum(gains) - mine) / (k - 1)
+        value = zero_sum_share([now - then for now, then in zip(game.scores, before)], side)
         if game.winner is not None:
             value += self.win_bonus * game.rules.target * (1 if game.winner == side else -1)
         return value

@@ -13,7 +13,7 @@ all three read positions through it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
+from typing import Mapping, Optional, Protocol, Sequence
 
 import numpy as np
 
@@ -24,8 +24,13 @@ from .game import Game
 from .rules import Rules
 from .tiles import TileSet
 
-if TYPE_CHECKING:  # pragma: no cover
-    from ..encoding import ObservationEncoder
+class Encoder(Protocol):
+    """What a view needs of an observation encoder (:class:`allfives_env.encoding.ObservationEncoder`):
+    named here so that the core does not import the encoder, which is built on the core."""
+
+    def encode(self, game: Game, seat: int) -> np.ndarray: ...
+
+    def action_mask(self, game: Game, seat: int) -> np.ndarray: ...
 
 
 class PlayerView:
@@ -38,7 +43,7 @@ class PlayerView:
 
     __slots__ = ("_game", "seat", "_encoder")
 
-    def __init__(self, game: Game, seat: int, encoder: Optional["ObservationEncoder"] = None) -> None:
+    def __init__(self, game: Game, seat: int, encoder: Optional[Encoder] = None) -> None:
         self._game = game
         self.seat = seat
         self._encoder = encoder
@@ -165,16 +170,16 @@ class PlayerView:
         return self._game.current
 
     # ------------------------------------------------------------------ learned agents
-    def observation(self, encoder: Optional["ObservationEncoder"] = None) -> np.ndarray:
+    def observation(self, encoder: Optional[Encoder] = None) -> np.ndarray:
         """The env observation vector of this seat, by ``encoder`` (default: the view's own). A policy
         trained with other options (the action features) passes its own encoder."""
         return self._encoder_or(encoder).encode(self._game, self.seat)
 
-    def action_mask(self, encoder: Optional["ObservationEncoder"] = None) -> np.ndarray:
+    def action_mask(self, encoder: Optional[Encoder] = None) -> np.ndarray:
         """The env action mask of this seat."""
         return self._encoder_or(encoder).action_mask(self._game, self.seat)
 
-    def _encoder_or(self, encoder: Optional["ObservationEncoder"]) -> Any:
+    def _encoder_or(self, encoder: Optional[Encoder]) -> Encoder:
         chosen = encoder if encoder is not None else self._encoder
         if chosen is None:
             raise AllFivesError(

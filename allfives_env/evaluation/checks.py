@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional, Sequence, Union
 
-import numpy as np
 
 from ..agents import Agent, make_agent
 from ..agents.registry import check_agent_rules
 from ..core.rules import Rules
+from ..core.seeds import check_seed as core_check_seed
 from .errors import EvaluationError
 
 #: The most games one run plays (``games``, ``games_per_pair``): every game's record is kept in memory.
@@ -37,10 +37,8 @@ def resolve_rules(rules: RulesLike = None, num_players: Optional[int] = None) ->
 
 
 def check_seed(seed: int) -> int:
-    """``seed`` as a Python int: any non-negative integer (numpy's ``SeedSequence`` takes them all)."""
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise EvaluationError(f"seed={seed!r} must be a non-negative integer")
-    return int(seed)
+    """``seed`` as a Python int, by the library's one rule for seeds (0 to 2**63-1, :class:`SeedError`)."""
+    return core_check_seed(seed, allow_none=False)  # type: ignore[return-value]
 
 
 def check_run_args(processes: int, count: int, what: str) -> None:
