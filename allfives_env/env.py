@@ -18,7 +18,8 @@ from pettingzoo.utils import wrappers
 
 from .core.errors import GameOverError, IllegalActionError, NotResetError, RulesError, short_repr
 from .core.events import public_view
-from .core.game import START_OPTION_KEYS, Game, fixed_start
+from .core.deal import START_OPTION_KEYS, fixed_start
+from .core.game import Game
 from .core.outcome import top_gainer, zero_sum_share
 from .core.replay import game_record
 from .core.rules import Rules, rules_from

@@ -30,7 +30,8 @@ from gymnasium import spaces
 from .agents.base import Agent, OracleView, PlayerView
 from .agents.registry import AgentError, make_agent
 from .core.errors import GameOverError, IllegalActionError, NotResetError, RulesError, short_repr
-from .core.game import Game, fixed_start
+from .core.deal import fixed_start
+from .core.game import Game
 from .core.outcome import top_gainer, zero_sum_share
 from .core.rules import Rules, rules_from
 from .core.seeds import MAX_SEED, check_seed

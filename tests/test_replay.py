@@ -19,7 +19,8 @@ import allfives_env
 from allfives_env import allfives_v0
 from allfives_env.core import ReplayError, Rules
 from allfives_env.core.events import Draw, GameOver, HandStart, Play, Settlement
-from allfives_env.core.game import Deal, Game
+from allfives_env.core.deal import Deal
+from allfives_env.core.game import Game
 from allfives_env.core.replay import REPLAY_FORMAT, REPLAY_VERSION, game_record, load_replay, read_record, save_replay
 
 OPTION_SETS = [

@@ -6,7 +6,8 @@ from .errors import (
     AllFivesError, DealError, GameOverError, IllegalActionError, NotResetError, ReplayError, RulesError, SeedError,
 )
 from .events import Draw, Event, GameOver, HandStart, Pass, Play, Settlement, public_view
-from .game import Deal, Game
+from .deal import Deal
+from .game import Game
 from .rules import Rules
 from .tiles import TileSet, tile_set
 

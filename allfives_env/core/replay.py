@@ -36,7 +36,8 @@ from typing import Any, Optional, Union
 from .actions import action_name
 from .errors import DealError, IllegalActionError, ReplayError, RulesError, short_repr
 from .events import Draw, Event, HandStart, Play, event_from_dict, event_to_dict
-from .game import Deal, Game
+from .deal import Deal
+from .game import Game
 from .rules import Rules
 from .tiles import tile_set
 

@@ -116,6 +116,13 @@ class Rules:
 
     # ------------------------------------------------------------------ construction
     def __post_init__(self) -> None:
+        self._check_choices()
+        self._resolve_partnership()
+        self._resolve_hand_size()
+        self._resolve_scoring()
+
+    def _check_choices(self) -> None:
+        """Python values for numpy ones; the player count, the set, every choice and switch."""
         for f in fields(self):
             value = getattr(self, f.name)
             plain = _plain(value)
@@ -138,7 +145,9 @@ class Rules:
             if not isinstance(value, bool):
                 raise RulesError(f"{name}={short_repr(value)} is not allowed: it must be true or false")
 
-        # partnership ------------------------------------------------------------
+    def _resolve_partnership(self) -> None:
+        """``partnership``: "auto"/None means on for 4 players; only 4 players can play it."""
+        n = self.num_players
         partnership = self.partnership
         if partnership is None or partnership == "auto":
             partnership = n == 4
@@ -151,7 +160,9 @@ class Rules:
             )
         object.__setattr__(self, "partnership", partnership)
 
-        # hand size ---------------------------------------------------------------
+    def _resolve_hand_size(self) -> None:
+        """``hand_size`` by name or number, checked against the set; the reserve and the draw cap."""
+        n = self.num_players
         tiles = tile_set(self.max_pip).size
         set_name = _SET_NAMES[self.max_pip]
         hand_size = self.hand_size
@@ -190,7 +201,10 @@ class Rules:
                 f"max_draws_per_turn={short_repr(self.max_draws_per_turn)} is not allowed: give a positive integer or null (unlimited)"
             )
 
-        # scoring ---------------------------------------------------------------------
+    def _resolve_scoring(self) -> None:
+        """The score unit, the first-score gate, the target (reachable, and not beyond any game that
+        could end) and the hand cap."""
+        n = self.num_players
         if self.score_unit not in (1, 5) or not _is_int(self.score_unit):
             raise RulesError(f"score_unit={short_repr(self.score_unit)} is not allowed: choose 1 (points = count) or 5 (points = count / 5)")
         if self.score_unit == 5 and self.rounding == "none":

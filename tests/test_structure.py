@@ -1,0 +1,206 @@
+"""The layering holds by construction: no import cycles, no reaching into another module's privates,
+small modules with one job stated in their first docstring line (issue 11).
+
+Read with ``ast`` from the source, so these checks need nothing imported and stay true as code is added.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "allfives_env"
+TRAINING = ROOT / "training"
+MAX_MODULE_LINES = 600
+MAX_FUNCTION_LINES = 80
+#: Modules allowed past MAX_MODULE_LINES, with the reason (none today).
+LONG_MODULES: dict[str, str] = {}
+#: Functions allowed past MAX_FUNCTION_LINES, with the reason (none today).
+LONG_FUNCTIONS: dict[str, str] = {}
+
+
+def modules(root: Path) -> Iterator[Path]:
+    yield from sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _type_checking_block(node: ast.AST) -> bool:
+    test = getattr(node, "test", None)
+    return isinstance(node, ast.If) and (
+        (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING")
+        or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+    )
+
+
+def imported_modules(path: Path) -> set[str]:
+    """Every module of this project that ``path`` imports, at any depth (function-level imports count:
+    they are edges too), except under ``if TYPE_CHECKING``."""
+    tree = ast.parse(path.read_text())
+    package = module_name(path) if path.name == "__init__.py" else module_name(path).rpartition(".")[0]
+    found: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if _type_checking_block(node):
+            return
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            found.add(target)
+            found.update(f"{target}.{alias.name}" for alias in node.names)  # submodules imported by name
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    known = {module_name(p) for p in modules(PACKAGE)} | {module_name(p) for p in modules(TRAINING)}
+    out = set()
+    for name in found:
+        while name and name not in known:
+            name = name.rpartition(".")[0]
+        if name:
+            out.add(name)
+    out.discard(module_name(path))
+    return out
+
+
+def import_graph(root: Path) -> dict[str, set[str]]:
+    return {module_name(p): imported_modules(p) for p in modules(root)}
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str]:
+    """One import cycle among the modules (a package's ``__init__`` counts as the package)."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def dfs(node: str) -> list[str]:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            # importing a package's submodule runs the package's __init__ first: not a cycle of ours
+            if node.startswith(nxt + "."):
+                continue
+            if state.get(nxt) == 1:
+                return stack[stack.index(nxt):] + [nxt]
+            if nxt not in state:
+                cycle = dfs(nxt)
+                if cycle:
+                    return cycle
+        stack.pop()
+        state[node] = 2
+        return []
+
+    for node in sorted(graph):
+        if node not in state:
+            cycle = dfs(node)
+            if cycle:
+                return cycle
+    return []
+
+
+def test_the_import_graph_has_no_cycles() -> None:
+    graph = import_graph(PACKAGE)
+    graph.update(import_graph(TRAINING))
+    assert find_cycle(graph) == []
+
+
+def test_the_library_never_imports_training() -> None:
+    # torch lives in training/ only; the command line alone hands `allfives train` over to it
+    for name, imports in import_graph(PACKAGE).items():
+        if name.startswith("allfives_env.cli"):
+            continue
+        assert not any(i.startswith("training") for i in imports), f"{name} imports training"
+
+
+def test_the_core_imports_nothing_above_it() -> None:
+    for name, imports in import_graph(PACKAGE / "core").items():
+        outside = [i for i in imports if not i.startswith("allfives_env.core")]
+        assert not outside, f"{name} imports {outside}"
+
+
+def test_encoding_imports_no_agent_and_scripted_agents_do_not_import_encoding() -> None:
+    graph = import_graph(PACKAGE)
+    assert not [i for i in graph["allfives_env.encoding"] if i.startswith("allfives_env.agents")]
+    assert not [i for i in graph["allfives_env.analysis"] if i.startswith(("allfives_env.agents", "allfives_env.encoding"))]
+    for scripted in ("base", "basic", "expert", "search", "registry"):
+        assert "allfives_env.encoding" not in graph[f"allfives_env.agents.{scripted}"], scripted
+
+
+def private_uses(path: Path) -> list[str]:
+    """``x._name`` where ``x`` is not ``self``/``cls``, and ``from m import _name``: reaching into another
+    module's or object's private parts."""
+    tree = ast.parse(path.read_text())
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
+            owner = node.value
+            if isinstance(owner, ast.Name) and owner.id in ("self", "cls"):
+                continue
+            if isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) and owner.func.id == "super":
+                continue
+            found.append(f"{path.relative_to(ROOT)}:{node.lineno}: .{node.attr}")
+        elif isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                if alias.name.startswith("_") and not alias.name.startswith("__"):
+                    found.append(f"{path.relative_to(ROOT)}:{node.lineno}: import {alias.name}")
+    return found
+
+
+#: Private names of outside libraries that are their documented extension points.
+ALLOWED_PRIVATE = {
+    "._cumulative_rewards",  # PettingZoo's AEC bookkeeping, set by the env (the wrappers read it)
+    "._was_dead_step",  # PettingZoo's AEC helper for stepping a done agent
+    "._has_reset",  # PettingZoo's OrderEnforcingWrapper state, read by our subclass
+    "._fields",  # a NamedTuple's documented list of field names
+}
+
+
+def test_no_module_outside_the_core_touches_a_private_name_of_another() -> None:
+    outside_core = [p for p in modules(PACKAGE) if "core" not in p.relative_to(PACKAGE).parts]
+    offences = [use for path in outside_core for use in private_uses(path)
+                if not any(use.endswith(allowed) for allowed in ALLOWED_PRIVATE)]
+    assert offences == []
+
+
+def test_agents_cannot_reach_the_game_through_the_view() -> None:
+    from allfives_env.core import Game
+    from allfives_env.core.view import PlayerView
+
+    view = PlayerView(Game(seed=0), 0)
+    public = [name for name in dir(view) if not name.startswith("_")]
+    game = view._game
+    for name in public:
+        value = getattr(view, name)
+        assert value is not game and not isinstance(value, Game), f"PlayerView.{name} hands out the game"
+    fork = view.determinized({1: game.hands[1]}, game.boneyard())
+    assert fork.deal_seed is None and fork.rng is None and fork.events == []
+
+
+@pytest.mark.parametrize("path", list(modules(PACKAGE)) + list(modules(TRAINING)), ids=lambda p: str(p.relative_to(ROOT)))
+def test_modules_are_small_with_one_job_stated_first(path: Path) -> None:
+    source = path.read_text()
+    name = str(path.relative_to(ROOT))
+    lines = source.count("\n")
+    assert lines <= MAX_MODULE_LINES or name in LONG_MODULES, f"{name} has {lines} lines"
+    tree = ast.parse(source)
+    doc = ast.get_docstring(tree)
+    assert doc and doc.strip().splitlines()[0].strip(), f"{name} has no docstring stating its job"
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            length = node.end_lineno - node.lineno + 1
+            key = f"{name}:{node.name}"
+            assert length <= MAX_FUNCTION_LINES or key in LONG_FUNCTIONS, f"{key} has {length} lines"
