@@ -14,8 +14,10 @@ import pytest
 
 from allfives_env.core import Deal, Game, Rules, parse_action, tile_set
 from allfives_env.core.board import N, S
+from allfives_env.board_layout import fit_layout
 from allfives_env.render_image import (
-    BOARD_AREA, FRAME_HEIGHT, FRAME_WIDTH, layout_board, png_bytes, render_rgb, text_mask, write_png,
+    BOARD_AREA, BOARD_PAD, FRAME_HEIGHT, FRAME_WIDTH, GOOD_UNIT, MAX_UNIT, layout_board, png_bytes, render_rgb,
+    text_mask, write_png,
 )
 
 RULE_SETS: list[dict[str, Any]] = [
@@ -170,6 +172,36 @@ def test_long_arms_bend_and_stay_on_the_canvas() -> None:
             if position.board.size >= 40:
                 assert layout.unit >= 14  # still readable
     assert bent > 0 and biggest >= 40
+
+
+def test_the_frame_only_scales_and_shifts_the_shared_layout() -> None:
+    """The frame draws :mod:`allfives_env.board_layout`'s geometry: every tile and marker in pixels is the
+    same one in cells, times one scale, plus one offset (to the pixel)."""
+    x0, y0, x1, y1 = BOARD_AREA
+    checked = 0
+    rule_sets = [dict(num_players=2), dict(num_players=3, max_pip=12), dict(num_players=4, max_pip=9)]
+    for seed, options in enumerate(rule_sets):
+        game = Game(Rules(**options), seed)
+        chooser = random.Random(seed)
+        while not game.over:
+            game.step(chooser.choice(game.legal))
+            if game.board.size == 0 or chooser.random() < 0.7:
+                continue
+            cells, unit = fit_layout(game.board, x1 - x0 - 2 * BOARD_PAD, y1 - y0 - 2 * BOARD_PAD, MAX_UNIT, GOOD_UNIT)
+            pixels = layout_board(game)
+            assert pixels.unit == unit and pixels.bends == cells.limits
+            assert [(t.tile, t.first, t.second, t.centre) for t in pixels.tiles] == [
+                (t.tile, t.first, t.second, t.centre) for t in cells.tiles]
+            ox, oy = pixels.tiles[0].x0 - unit * cells.tiles[0].x0, pixels.tiles[0].y0 - unit * cells.tiles[0].y0
+            got = np.array([(t.x0, t.y0, t.x1, t.y1) for t in pixels.tiles], dtype=float)
+            want = np.array([(t.x0, t.y0, t.x1, t.y1) for t in cells.tiles]) * unit + [ox, oy, ox, oy]
+            assert np.abs(got - want).max() <= 1.0
+            assert [(m.slot, m.value, m.points if m.counted else None) for m in pixels.markers] == [
+                (e.slot, e.value, e.points) for e in cells.ends]
+            for m, e in zip(pixels.markers, cells.ends):
+                assert abs(m.x - (ox + unit * e.x)) <= 1.0 and abs(m.y - (oy + unit * e.y)) <= 1.0
+            checked += 1
+    assert checked > 50
 
 
 def test_sniff_counts_uncovered_north_south_ends() -> None:

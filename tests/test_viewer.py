@@ -20,7 +20,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -29,8 +28,11 @@ from typing import Any, Iterator, Optional
 import numpy as np
 import pytest
 
+from allfives_env.board_layout import lay_out
 from allfives_env.core import Game, Play, ReplayError, Rules
+from allfives_env.core.board import Board
 from allfives_env.core.replay import game_record, save_replay
+from allfives_env.replay_frames import ARM_LIMITS
 from allfives_env.viewer import (
     CHROMIUM_FLAGS, board_layout, find_chromium, replay_data, replay_html, screenshot, write_replay_html,
 )
@@ -169,6 +171,51 @@ def test_layout_never_overlaps_and_keeps_pips_and_ends_in_place() -> None:
                 marker = [None, x - 0.42, y - 0.42, 0.84, 0.84]
                 assert not any(_overlap(marker, t) for t in tiles), (opts, seed, slot)
     assert boards > 300
+
+
+def test_the_page_draws_the_shared_layout_and_tiles_stay_put_within_a_hand() -> None:
+    """The page's geometry is :mod:`allfives_env.board_layout`'s, in its units as they are; and since a
+    tile's place depends only on the tiles before it in its arm, a hand needs at most two layouts (the
+    line, then the spinner cross that re-centres it)."""
+    game, _ = played_game({"max_pip": 9, "num_players": 3, "max_hands": 3}, seed=4)
+    data = replay_data(game_record(game))
+    for frame in data["frames"]:
+        if frame["placed"]:
+            layout = data["layouts"][frame["layout"]]
+            assert layout["spinner"] == -1 or layout["spinner"] in [t[0] for t in layout["tiles"]]
+    for hand in range(1, len(data["hand_steps"]) + 1):
+        used = {f["layout"] for f in data["frames"] if f["hand"] == hand and f["placed"]}
+        assert 1 <= len(used) <= 2, hand
+    rules = game.rules
+    board = Board(game.tiles, rules.spinner_sides_first, rules.spinner_count)  # hand 1's table, play by play
+    for k in range(data["hand_steps"][1] - 1):
+        event = game.events[k]
+        if isinstance(event, Play):
+            board.place(event.tile, event.slot)
+            tiles, anchors = board_layout(board)
+            cells = lay_out(board, ARM_LIMITS)
+            assert [t[0] for t in tiles] == [t.tile for t in cells.tiles]
+            for t, c in zip(tiles, cells.tiles):
+                assert t[1:5] == pytest.approx([c.x0, c.y0, c.x1 - c.x0, c.y1 - c.y0], abs=1e-3)
+                assert t[5:] == [c.first, c.second]
+            assert anchors == {e.slot: pytest.approx((e.x, e.y), abs=1e-3) for e in cells.ends}
+            frame = data["frames"][k]
+            assert [e[1:3] for e in frame["ends"]] == [[e.value, e.points] for e in cells.ends]
+
+
+def test_page_files_ship_as_package_data() -> None:
+    """The page's HTML, CSS and JS are package data: every file of ``viewer_assets`` is matched by a glob of
+    ``[tool.setuptools.package-data]``, so the wheel carries it."""
+    import fnmatch
+
+    tomllib = pytest.importorskip("tomllib")
+    root = Path(__file__).resolve().parents[1]
+    globs = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["allfives_env"]
+    package = root / "allfives_env"
+    assets = sorted(p.relative_to(package).as_posix() for p in (package / "viewer_assets").iterdir())
+    assert {"viewer_assets/page.html", "viewer_assets/viewer.css", "viewer_assets/viewer.js"} <= set(assets)
+    for asset in assets:
+        assert any(fnmatch.fnmatch(asset, g) for g in globs), asset
 
 
 # ---------------------------------------------------------------------------------------------- page
