@@ -363,8 +363,8 @@ def test_exponent_numbers_without_a_dot_are_numbers(tmp_path: Path) -> None:
     path = tmp_path / "c.yaml"
     path.write_text("ppo: {learning_rate: 1e-4}\nimitation: {learning_rate: 2E-3}\n")
     cfg = load_config(path, ["ppo.ent_coef=1e-3"])
-    assert cfg["ppo"]["learning_rate"] == 1e-4 and cfg["imitation"]["learning_rate"] == 2e-3
-    assert cfg["ppo"]["ent_coef"] == 1e-3
+    assert cfg.ppo.learning_rate == 1e-4 and cfg.imitation.learning_rate == 2e-3
+    assert cfg.ppo.ent_coef == 1e-3
 
 
 # ---------------------------------------------------------------------------------------------- install hint
@@ -375,7 +375,7 @@ def test_the_missing_dependency_hint_installs_cpu_torch_first(command: str, monk
 
     import training.train as sb3_train
 
-    monkeypatch.setattr(sb3_train, "_importable", lambda module: module != "torch")
+    monkeypatch.setattr(sb3_train, "importable", lambda module: module != "torch")
     args = argparse.Namespace(print_config=False, config=str(TINY), overrides=[], run_dir=None, resume=None,
                               no_progress=True, address=None)
     if command == "train":

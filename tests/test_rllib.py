@@ -248,12 +248,12 @@ def test_resume_never_unpickles_and_refuses_what_it_cannot_check(tmp_path: Path,
     import yaml
 
     from training.checkpoint import CheckpointError
-    from training.config import apply_overrides
+    from training.schema import apply_overrides
     from training.rllib.train import train_rllib
 
     run, marker = tmp_path / "run", tmp_path / "PAYLOAD_RAN"
     (run / "checkpoints").mkdir(parents=True)
-    (run / "config.yaml").write_text(yaml.safe_dump(validate_rllib_config(apply_overrides({}, TINY))))
+    (run / "config.yaml").write_text(yaml.safe_dump(validate_rllib_config(apply_overrides({}, TINY)).to_dict()))
     if plant == "old RLlib checkpoint directory":
         old = run / "checkpoints" / "iter_000001"
         old.mkdir()

@@ -16,9 +16,10 @@ pytest.importorskip("yaml")
 
 from allfives_env.core import Rules  # noqa: E402
 from allfives_env.encoding import ACTION_FEATURES, ObservationEncoder  # noqa: E402
-from allfives_env.policy import PolicyError, export_policy, load_policy, read_policy_header  # noqa: E402
+from allfives_env.policy import PolicyError, load_policy, read_policy_header  # noqa: E402
 from allfives_env.single_seat import AllFivesSingleSeatEnv  # noqa: E402
 from training.config import ConfigError, validate_config  # noqa: E402
+from training.export import export_policy  # noqa: E402
 from training.scorer_policy import ScoredMaskablePolicy, scorer_spec  # noqa: E402
 from tests.helpers import learner_observations  # noqa: E402
 
@@ -107,4 +108,4 @@ def test_config_needs_the_action_features() -> None:
     with pytest.raises(ConfigError, match=r"network\.action_scorer: must be null or a list of positive integers"):
         validate_config({"env": {"action_features": True}, "network": {"action_scorer": 32}})
     cfg = validate_config({"env": {"action_features": True}, "network": {"action_scorer": []}})
-    assert cfg["network"]["action_scorer"] == []
+    assert cfg.network.action_scorer == []

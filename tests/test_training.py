@@ -139,14 +139,45 @@ def test_shipped_configs_are_valid() -> None:
         if path.name.startswith("rllib_"):  # RLlib configs: tests/test_rllib.py
             continue
         cfg = load_config(path)
-        assert cfg["name"] == path.stem
+        assert cfg.name == path.stem
     default = load_config(ROOT / "configs" / "default.yaml")
-    assert default["vec_env"] == "batched" and default["evaluation"]["baselines"] == ["random", "greedy", "expert"]
+    assert default.vec_env == "batched" and default.evaluation.baselines == ["random", "greedy", "expert"]
+
+
+def _sections(root: type) -> list[type]:
+    import dataclasses
+
+    found = [root]
+    for f in dataclasses.fields(root):
+        if "section" in f.metadata:
+            found += _sections(f.metadata["section"])
+    return found
+
+
+def test_typed_configs_round_trip_and_document_every_key() -> None:
+    import ast
+    import inspect
+    import textwrap
+
+    from training.config import TrainConfig, config_from
+    from training.rllib.config import RLlibConfig, validate_rllib_config
+
+    cfg = load_config(TINY, ["ppo.gamma=0.9", "network.hidden=[8]"])
+    assert isinstance(cfg, TrainConfig) and cfg.ppo.gamma == 0.9 and cfg.network.hidden == [8]
+    assert validate_config(cfg.to_dict()) == cfg and config_from(cfg) == cfg  # a TrainConfig is checked again
+    assert validate_rllib_config({"ppo": {"lambda": 0.5}}).ppo.lambda_ == 0.5  # YAML keys are kept
+    assert "lambda" in RLlibConfig().to_dict()["ppo"] and list(TrainConfig().to_dict())[:3] == [
+        "name", "seed", "total_steps"]
+    for cls in _sections(TrainConfig) + _sections(RLlibConfig):  # one field, one default, one docstring
+        body = ast.parse(textwrap.dedent(inspect.getsource(cls))).body[0].body
+        for node, after in zip(body, body[1:] + [None]):
+            if isinstance(node, ast.AnnAssign):
+                assert isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant), (cls, node.target.id)
 
 
 def test_opponent_mixture_forms_and_league_weights() -> None:
     as_list = validate_config({"opponents": ["random", {"agent": "greedy", "weight": 3}]})
-    assert as_list["opponents"] == {"random": 1.0, "greedy": 3.0}
+    assert as_list.opponents == {"random": 1.0, "greedy": 3.0}
     league = League({"random": 1.0, "greedy": 3.0}, enabled=True, weight=0.5, max_snapshots=2, run_dir=Path("/r"))
     assert league.mixture() == (["random", "greedy"], [0.25, 0.75])
     for step in (100, 200, 300):

@@ -31,7 +31,8 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence
 
-from training.config import ConfigError, short_repr
+from allfives_env.core.errors import short_repr
+from training.schema import ConfigError
 
 __all__ = ["FORMAT", "CheckpointError", "write_tensors", "read_tensors", "write_json", "read_json", "need",
            "split_optimizer", "restore_optimizer", "module_tensors", "check_module", "old_format_error"]

@@ -1,9 +1,9 @@
 """Warm start by imitation: clone a teacher agent into the PPO network before reinforcement learning.
 
-Why: from random weights, MaskablePPO needs millions of steps just to learn what a placement scores and
-what it leaves the opponent, and on two cores it levels off well below the hand-written ``expert``. A
-policy that first imitates a strong teacher starts PPO at the teacher's level, and PPO then has only to
-find where the teacher is wrong (measured: see the README's training section).
+Why: from random weights, MaskablePPO spends most of a run learning what a placement scores and what it
+leaves the opponent, and can level off below the hand-written ``expert``. A policy that first imitates a
+strong teacher starts PPO at the teacher's level, and PPO then has only to find where the teacher is
+wrong (the measurements are in the README's training section).
 
 How (config section ``imitation``):
 
@@ -14,7 +14,8 @@ How (config section ``imitation``):
    ``processes`` worker processes, each with its own seed, so a run is reproducible from its seed.
 2. :func:`imitate` trains the policy on them: masked cross-entropy for the actor (the teacher's move is
    the label) and, with ``value: true``, mean-squared error for the critic, so PPO's first advantages are
-   not noise that would undo the cloned actor. 5% of the decisions are held out to report agreement.
+   not noise that would undo the cloned actor. A share (:data:`HOLDOUT`) of the decisions is held out to
+   report agreement.
 
 The run's first evaluation (``evaluation.at_start``) then measures the cloned policy before PPO moves it.
 """
@@ -29,6 +30,13 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 import numpy as np
 
 __all__ = ["Demonstrations", "collect_demonstrations", "imitate"]
+
+MAX_GAME_SEED = 2**31 - 1  # the env's and the teacher's seeds of each game are drawn below this
+HOLDOUT = 0.05  # share of the decisions held out to measure agreement
+MASKED_LOGIT = -1e8  # the logit of an illegal action in the cross-entropy
+VALUE_LOSS_WEIGHT = 0.5  # the critic's loss next to the actor's (with value: true)
+MAX_GRAD_NORM = 1.0
+TEST_BATCH = 4096  # held-out decisions scored at a time
 
 
 @dataclass
@@ -52,9 +60,8 @@ class Demonstrations:
 def _collect_part(env_kwargs: Mapping[str, Any], opponents: Sequence[str], weights: Sequence[float], teacher: str,
                   decisions: int, seed: int, gamma: float) -> Demonstrations:
     """One worker's share: whole games until ``decisions`` learner decisions are recorded."""
-    import allfives_env.policy  # noqa: F401  (registers "ppo", which opponents may name)
+    from allfives_env.agents import make_agent
     from allfives_env.agents.base import OracleView, PlayerView
-    from allfives_env.agents.registry import make_agent
     from allfives_env.single_seat import AllFivesSingleSeatEnv
 
     env = AllFivesSingleSeatEnv(opponents=list(opponents), opponent_weights=list(weights), **env_kwargs)
@@ -68,8 +75,8 @@ def _collect_part(env_kwargs: Mapping[str, Any], opponents: Sequence[str], weigh
     rng = np.random.default_rng(seed)
     i = 0
     while i < decisions:
-        o, _ = env.reset(seed=int(rng.integers(2**31 - 1)))
-        agent.reset(int(rng.integers(2**31 - 1)))
+        o, _ = env.reset(seed=int(rng.integers(MAX_GAME_SEED)))
+        agent.reset(int(rng.integers(MAX_GAME_SEED)))
         start = i
         rewards: list[float] = []
         done = False
@@ -100,15 +107,15 @@ def collect_demonstrations(env_kwargs: Mapping[str, Any], opponents: Mapping[str
     jobs = [(dict(env_kwargs), specs, weights, teacher, n, int(s), float(gamma)) for n, s in zip(shares, seeds)]
     if processes == 1:
         return _collect_part(*jobs[0])
-    from training.vec_env import _start_method
+    from training.vec_env import resolve_start_method
 
-    with mp.get_context(_start_method(start_method)).Pool(processes) as pool:
+    with mp.get_context(resolve_start_method(start_method)).Pool(processes) as pool:
         parts = pool.starmap(_collect_part, jobs)
     return Demonstrations.concatenate(parts)
 
 
 def imitate(policy: Any, demos: Demonstrations, epochs: int, batch_size: int, learning_rate: float,
-            value: bool = True, seed: int = 0, holdout: float = 0.05,
+            value: bool = True, seed: int = 0, holdout: float = HOLDOUT,
             log: Optional[Callable[[str], None]] = None) -> dict[str, float]:
     """Train an SB3 ``MaskableActorCriticPolicy`` on ``demos``; returns the held-out agreement and losses.
 
@@ -138,7 +145,7 @@ def imitate(policy: Any, demos: Demonstrations, epochs: int, batch_size: int, le
     def losses(obs: Any, masks: Any, actions: Any, returns: Any) -> tuple:
         features = policy.extract_features(obs)
         latent_pi, latent_vf = policy.mlp_extractor(features)
-        logits = policy.action_net(latent_pi).masked_fill(~masks, -1e8)
+        logits = policy.action_net(latent_pi).masked_fill(~masks, MASKED_LOGIT)
         pi_loss = torch.nn.functional.cross_entropy(logits, actions)
         v_loss = torch.nn.functional.mse_loss(policy.value_net(latent_vf).squeeze(-1), returns)
         return logits, pi_loss, v_loss
@@ -150,16 +157,16 @@ def imitate(policy: Any, demos: Demonstrations, epochs: int, batch_size: int, le
         total = 0.0
         for start in range(0, len(train), batch_size):
             _, pi_loss, v_loss = losses(*batch(train[start:start + batch_size]))
-            loss = pi_loss + (0.5 * v_loss if value else 0.0)
+            loss = pi_loss + (VALUE_LOSS_WEIGHT * v_loss if value else 0.0)
             optimizer.zero_grad()
             loss.backward()
-            torch.nn.utils.clip_grad_norm_(policy.parameters(), 1.0)
+            torch.nn.utils.clip_grad_norm_(policy.parameters(), MAX_GRAD_NORM)
             optimizer.step()
             total += pi_loss.item() * min(batch_size, len(train) - start)
         with torch.no_grad():
             agree, pi_test, v_test = 0, 0.0, 0.0
-            for start in range(0, n_test, 4096):
-                obs, masks, actions, returns = batch(test[start:start + 4096])
+            for start in range(0, n_test, TEST_BATCH):
+                obs, masks, actions, returns = batch(test[start:start + TEST_BATCH])
                 logits, pi_loss, v_loss = losses(obs, masks, actions, returns)
                 agree += int((logits.argmax(-1) == actions).sum())
                 pi_test += float(pi_loss) * len(actions)

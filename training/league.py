@@ -26,8 +26,9 @@ from typing import Any, Mapping, Optional, Sequence
 import gymnasium as gym
 import numpy as np
 
-import allfives_env.policy  # noqa: F401  (registers the "ppo" agent the snapshots are, in every worker process)
 from allfives_env.single_seat import AllFivesSingleSeatEnv
+
+MAX_EPISODE_SEED = 2**31 - 1  # a rebuilt env's first episode is seeded below this, from the old env's generator
 
 
 class MixtureEnv(gym.Wrapper):
@@ -52,7 +53,7 @@ class MixtureEnv(gym.Wrapper):
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None) -> tuple[np.ndarray, dict]:
         if self._pending is not None:
             if seed is None:
-                seed = int(self.env.unwrapped.np_random.integers(2**31 - 1))
+                seed = int(self.env.unwrapped.np_random.integers(MAX_EPISODE_SEED))
             self.env = self._next
             self._pending = None
             del self._next

@@ -1,8 +1,8 @@
 """Train an All Fives policy with sb3-contrib's ``MaskablePPO`` on the single-seat env.
 
 ``allfives train --config configs/default.yaml`` (or ``python -m training.train --config ...``) runs a
-config (schema and defaults: :mod:`training.config`) in a run directory ``<output.dir>/<name>``
-(``<name>_2``, ``_3``, ... when that exists; or ``--run-dir``)::
+config (:class:`training.config.TrainConfig`: every key, its default and what it does) in a run
+directory ``<output.dir>/<name>`` (``<name>_2``, ``_3``, ... when that exists; or ``--run-dir``)::
 
     config.yaml          the resolved config
     checkpoints/         step_<N>.safetensors (the policy's weights and the optimizer's tensors) +
@@ -33,152 +33,49 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import re
 import sys
 import time
 from pathlib import Path
 from typing import Any, Optional, Sequence, TextIO
 
-from training.config import (
-    ConfigError, apply_overrides, load_config, read_yaml, rollout_size, short_repr, validate_config,
+from training.config import TrainConfig, config_from, rollout_size, validate_config
+from training.runs import (
+    CHECKPOINT_FILE, CHECKPOINT_STATE, CHECKPOINTS, TRAINER, atomic_write, check_new_run_dir, latest_checkpoint,
+    new_run_dir, resume_seed, run_dirs,
 )
+from training.schema import ConfigError, apply_overrides, read_yaml
 
-CHECKPOINTS = "checkpoints"
-TRAINER = "sb3-maskableppo"  # the "trainer" of a checkpoint's state (RLlib's say "rllib-ppo")
-_CKPT = re.compile(r"^step_(\d+)\.json$")
-_CKPT_FILE = re.compile(r"^step_(\d+)\.(?:json|safetensors)(?:\.tmp)?$")
-_OLD_CKPT = re.compile(r"^step_(\d+)\.zip$")  # stable-baselines3's pickle-based format: refused
-
-
-# ---------------------------------------------------------------------------------------------- run dirs
-def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
-
-
-def run_dirs(out_dir: Path, name: str) -> list[Path]:
-    """Existing run directories of ``name`` (``name``, ``name_2``, ...), oldest first."""
-    found = []
-    if (out_dir / name).is_dir():
-        found.append((1, out_dir / name))
-    if out_dir.is_dir():
-        for p in out_dir.iterdir():
-            m = re.fullmatch(re.escape(name) + r"_(\d+)", p.name)
-            if m and p.is_dir():
-                found.append((int(m.group(1)), p))
-    return [p for _, p in sorted(found)]
-
-
-def new_run_dir(out_dir: Path, name: str) -> Path:
-    """``out_dir/name``, or the next free ``name_<k>``."""
-    candidate = out_dir / name
-    k = 1
-    while candidate.exists() and (not candidate.is_dir() or any(candidate.iterdir())):
-        k += 1
-        candidate = out_dir / f"{name}_{k}"
-    return candidate
-
-
-def latest_checkpoint(run_dir: Path) -> Optional[tuple[int, Path, dict]]:
-    """(step, tensors file, checked state) of the newest checkpoint of a run, or None when it has none.
-
-    Raises :class:`~training.checkpoint.CheckpointError` for a checkpoint of the old pickle-based format
-    (``step_<N>.zip``) and for a state file that is damaged or not of this format; it never unpickles."""
-    from training.checkpoint import old_format_error, read_json
-
-    folder = Path(run_dir) / CHECKPOINTS
-    if not folder.is_dir():
-        return None
-    names = sorted(p.name for p in folder.iterdir())
-    old = [n for n in names if _OLD_CKPT.match(n)]
-    if old:
-        raise old_format_error(folder / old[-1])
-    for step, name in sorted(((int(m.group(1)), n) for n in names if (m := _CKPT.match(n))), reverse=True):
-        path = folder / name
-        try:
-            state = read_json(path)
-        except FileNotFoundError:  # pruned by a trainer that is still running
-            continue
-        return step, path.with_suffix(".safetensors"), check_state(state, path, step, Path(run_dir))
-    return None
-
-
-def check_state(state: dict, path: Path, step: int, run_dir: Path) -> dict:
-    """A run state read from ``path`` (``step_<step>.json``), every field checked (CheckpointError if not)."""
-    from training.checkpoint import FORMAT, CheckpointError, check_history, need, old_format_error
-
-    where = str(path)
-    if "format" not in state and "history" in state:  # written by the pickle-based version next to a .zip
-        raise old_format_error(path)
-    if state.get("format") != FORMAT or state.get("trainer") != TRAINER:
-        raise CheckpointError(f"{where}: not a checkpoint of this format (format {short_repr(state.get('format'))}, "
-                              f"trainer {short_repr(state.get('trainer'))}; expected {FORMAT!r}, {TRAINER!r})")
-    if need(state, "step", "int>=0", where) != step:
-        raise CheckpointError(f"{where}: says step {state['step']}, but its name says {step}")
-    state["history"] = check_history(state.get("history"), where)
-    league = need(state, "league", "dict", where)
-    snapshots = need(league, "snapshots", "list", where, "league.")
-    for i, snap in enumerate(snapshots):
-        if not isinstance(snap, dict):
-            raise CheckpointError(f"{where}: league.snapshots[{i}] must be an object, got {short_repr(snap)}")
-        need(snap, "step", "int>=0", where, f"league.snapshots[{i}].")
-        rel = need(snap, "path", "str", where, f"league.snapshots[{i}].")
-        parts = Path(rel).parts
-        if os.path.isabs(rel) or ".." in parts or "," in rel or not parts or parts[0] != "league":
-            raise CheckpointError(f"{where}: league.snapshots[{i}].path must be a file under league/ of the run, "
-                                  f"got {short_repr(rel)}")
-        if not (run_dir / rel).is_file():
-            raise CheckpointError(f"{where}: league snapshot {run_dir / rel} is missing; the league cannot be "
-                                  "restored without it")
-    need(state, "last_eval_step", "int>=0|null", where)
-    for key in ("last_snapshot_step", "last_ckpt_step"):
-        need(state, key, "int>=0", where)
-    for key in ("train_seconds", "eval_seconds"):
-        need(state, key, "seconds", where)
-    need(state, "finished", "bool", where)
-    need(state, "name", "str", where)
-    model = need(state, "model", "dict", where)
-    if need(model, "tensors", "str", where, "model.") != path.with_suffix(".safetensors").name:
-        raise CheckpointError(f"{where}: model.tensors must be {path.with_suffix('.safetensors').name!r}, got "
-                              f"{short_repr(model['tensors'])}")
-    need(model, "sha256", "sha256", where, "model.")
-    if need(model, "num_timesteps", "int>=0", where, "model.") != step:
-        raise CheckpointError(f"{where}: model.num_timesteps {model['num_timesteps']} is not the step {step}")
-    for key in ("n_updates", "episode_num"):
-        need(model, key, "int>=0", where, "model.")
-    need(model, "optimizer", "dict", where, "model.")
-    return state
+__all__ = ["Trainer", "train", "add_train_parser", "run_train", "install_hint", "importable", "main",
+           "latest_checkpoint"]
 
 
 # ---------------------------------------------------------------------------------------------- the trainer
 class Trainer:
     """One training run: builds the envs and the model, and does the work between rollouts."""
 
-    def __init__(self, cfg: dict, run_dir: Path, resume: Optional[tuple[int, Path, dict]] = None,
+    def __init__(self, cfg: TrainConfig, run_dir: Path, resume: Optional[tuple[int, Path, dict]] = None,
                  progress: Optional[bool] = None, out: Optional[TextIO] = None) -> None:
         from allfives_env.core.rules import Rules
 
         from training.league import League
 
         self.cfg = cfg
-        self.name = cfg["name"]
+        self.name = cfg.name
         self.run_dir = Path(run_dir)
         self.out = sys.stdout if out is None else out  # looked up now: tests and tools swap sys.stdout
-        self.rules = Rules.from_options(cfg["rules"])
+        self.rules = Rules.from_options(cfg.rules)
         self.rollout = rollout_size(cfg)
         # SB3 trains whole rollouts: the run ends at the first rollout boundary at or after total_steps
-        self.total_steps = -(-int(cfg["total_steps"]) // self.rollout) * self.rollout
-        self.progress = cfg["output"]["progress"] if progress is None else progress
-        e = cfg["env"]
-        self.env_kwargs = {"rules": self.rules, "reward": e["reward"], "episode": e["episode"], "seat": e["seat"],
-                           "partner": e["partner"], "action_features": e["action_features"]}
-        lg = cfg["league"]
+        self.total_steps = -(-int(cfg.total_steps) // self.rollout) * self.rollout
+        self.progress = cfg.output.progress if progress is None else progress
+        e = cfg.env
+        self.env_kwargs = {"rules": self.rules, "reward": e.reward, "episode": e.episode, "seat": e.seat,
+                           "partner": e.partner, "action_features": e.action_features}
+        lg = cfg.league
         state = resume[2] if resume else {}
-        self.league = League(cfg["opponents"], lg["enabled"], lg["weight"], lg["max_snapshots"], self.run_dir,
+        self.league = League(cfg.opponents, lg.enabled, lg.weight, lg.max_snapshots, self.run_dir,
                              state.get("league", {}).get("snapshots"))
-        if lg["enabled"] and "," in str(self.run_dir.resolve()):
+        if lg.enabled and "," in str(self.run_dir.resolve()):
             raise ConfigError(f"the run directory {self.run_dir} contains a comma; league snapshots are agent spec "
                               "strings (ppo:path=...), which cannot hold one: choose another --run-dir")
         self.history: list[dict] = list(state.get("history", []))
@@ -194,24 +91,24 @@ class Trainer:
 
     # ------------------------------------------------------------------ building
     def _policy_kwargs(self) -> dict:
-        from allfives_env.policy import torch_activation
+        from training.export import torch_activation
 
-        net = self.cfg["network"]
-        kwargs = {"net_arch": {"pi": list(net["hidden"]), "vf": list(net["hidden"])},
-                  "activation_fn": torch_activation(net["activation"])}
-        if net["action_scorer"] is not None:
+        net = self.cfg.network
+        kwargs = {"net_arch": {"pi": list(net.hidden), "vf": list(net.hidden)},
+                  "activation_fn": torch_activation(net.activation)}
+        if net.action_scorer is not None:
             from allfives_env.encoding import ACTION_FEATURES, ObservationEncoder
 
             from training.scorer_policy import scorer_spec
 
             enc = ObservationEncoder(self.rules, action_features=True)
             kwargs["action_scorer"] = scorer_spec(enc.slices["features"].start, 4 * enc.T, len(ACTION_FEATURES),
-                                                  net["action_scorer"])
+                                                  net.action_scorer)
         return kwargs
 
     def _policy_class(self) -> Any:
         """``MlpPolicy``, or the policy with a shared placement scorer (``network.action_scorer``)."""
-        if self.cfg["network"]["action_scorer"] is None:
+        if self.cfg.network.action_scorer is None:
             return "MlpPolicy"
         from training.scorer_policy import ScoredMaskablePolicy
 
@@ -225,12 +122,12 @@ class Trainer:
 
         specs, weights = self.league.mixture()
         fn = functools.partial(make_env, self.env_kwargs, specs, weights)
-        return make_vec_env([fn] * self.cfg["n_envs"], self.cfg["vec_env"], self.cfg["workers"])
+        return make_vec_env([fn] * self.cfg.n_envs, self.cfg.vec_env, self.cfg.workers)
 
     def _logger(self) -> Any:
         from stable_baselines3.common.logger import Logger, configure
 
-        if self.cfg["output"]["tensorboard"]:
+        if self.cfg.output.tensorboard:
             return configure(str(self.run_dir / "tb"), ["tensorboard"])
         return Logger(folder=None, output_formats=[])
 
@@ -242,7 +139,7 @@ class Trainer:
         self.vec_env = self._make_vec_env()
         try:
             self.model = MaskablePPO(self._policy_class(), self.vec_env, policy_kwargs=self._policy_kwargs(),
-                                     seed=self.cfg["seed"], device="cpu", verbose=0, **self.cfg["ppo"])
+                                     seed=self.cfg.seed, device="cpu", verbose=0, **self.cfg.ppo.to_dict())
             if self.resume is not None:
                 self.restore(*self.resume)
         except BaseException:
@@ -271,8 +168,7 @@ class Trainer:
         self.model.num_timesteps = step
         self.model._n_updates = model["n_updates"]
         self.model._episode_num = model["episode_num"]
-        # the envs start new games, so the generators are reseeded from the seed and the step, not restored
-        self.model.set_random_seed((self.cfg["seed"] * 1_000_003 + step) % 2**31)
+        self.model.set_random_seed(resume_seed(self.cfg.seed, step))
 
     def _diverged(self) -> bool:
         """Whether the policy holds inf/nan (PPO then fails inside torch's distribution checks)."""
@@ -289,26 +185,26 @@ class Trainer:
         keep = (f"the checkpoint at {last[0]:,} steps is intact: allfives train --resume {self.run_dir} --set "
                 "ppo.learning_rate=..." if last else "no checkpoint was taken before it")
         return ConfigError(f"training diverged at {self.model.num_timesteps:,} steps: the network's weights became "
-                           f"inf/nan (ppo.learning_rate {self.cfg['ppo']['learning_rate']} is likely too high; lower "
+                           f"inf/nan (ppo.learning_rate {self.cfg.ppo.learning_rate} is likely too high; lower "
                            f"it, or ppo.max_grad_norm); {keep}")
 
     def imitate(self) -> dict:
         """The warm start (config section ``imitation``): clone the teacher into the fresh model."""
         from training.imitation import collect_demonstrations, imitate
 
-        im = self.cfg["imitation"]
+        im = self.cfg.imitation
         specs, weights = self.league.mixture()
-        print(f"imitation: recording {im['decisions']:,} decisions of {im['teacher']} against "
-              f"{self.league.describe()} ({im['processes']} processes)", file=self.out, flush=True)
+        print(f"imitation: recording {im.decisions:,} decisions of {im.teacher} against "
+              f"{self.league.describe()} ({im.processes} processes)", file=self.out, flush=True)
         t0 = time.perf_counter()
-        demos = collect_demonstrations(self.env_kwargs, dict(zip(specs, weights)), im["teacher"], im["decisions"],
-                                       self.cfg["seed"], self.cfg["ppo"]["gamma"], im["processes"])
+        demos = collect_demonstrations(self.env_kwargs, dict(zip(specs, weights)), im.teacher, im.decisions,
+                                       self.cfg.seed, self.cfg.ppo.gamma, im.processes)
         collect_seconds = time.perf_counter() - t0
         print(f"imitation: {len(demos):,} decisions in {collect_seconds:.0f} s", file=self.out, flush=True)
-        stats = imitate(self.model.policy, demos, im["epochs"], im["batch_size"], im["learning_rate"], im["value"],
-                        seed=self.cfg["seed"], log=lambda text: print(text, file=self.out, flush=True))
+        stats = imitate(self.model.policy, demos, im.epochs, im.batch_size, im.learning_rate, im.value,
+                        seed=self.cfg.seed, log=lambda text: print(text, file=self.out, flush=True))
         stats["collect_seconds"] = collect_seconds
-        _atomic_write(self.run_dir / "imitation.json", json.dumps(stats, indent=1))
+        atomic_write(self.run_dir / "imitation.json", json.dumps(stats, indent=1))
         return stats
 
     # ------------------------------------------------------------------ between rollouts
@@ -319,30 +215,30 @@ class Trainer:
             print(text, file=self.out, flush=True)
 
     def export(self, path: Path, step: int, **extra: Any) -> Path:
-        from allfives_env.policy import export_policy
+        from training.export import export_policy
 
-        meta = {"step": int(step), "run": self.name, "config": self.cfg, **extra}
+        meta = {"step": int(step), "run": self.name, "config": self.cfg.to_dict(), **extra}
         return export_policy(self.model, path, self.rules, metadata=meta)
 
     def evaluate(self, step: int, final: bool = False) -> list[dict]:
         """Play the current policy against every baseline on duplicate deals; log and record the results."""
         from allfives_env.evaluation import evaluate, save_sample_games
 
-        from training.report import format_line, history_row, tag
+        from training.report import format_line, history_row, tag, write_history
 
         t0 = time.perf_counter()
-        ev = self.cfg["evaluation"]
+        ev = self.cfg.evaluation
         path = self.run_dir / "policy.npz" if final else self.run_dir / "evals" / f"policy_{step:010d}.npz"
         self.export(path, step, final=final)
-        games = ev["final_games"] if final else ev["games"]
+        games = ev.final_games if final else ev.games
         rows = []
-        for baseline in ev["baselines"]:
-            match = evaluate([f"ppo:path={path}", baseline], self.rules, games=games, seed=ev["seed"],
-                             processes=ev["processes"], progress=False)
+        for baseline in ev.baselines:
+            match = evaluate([f"ppo:path={path}", baseline], self.rules, games=games, seed=ev.seed,
+                             processes=ev.processes, progress=False)
             rows.append(history_row(step, baseline, match, final))
-            if final and ev["replays"]:
+            if final and ev.replays:
                 save_sample_games([f"ppo:path={path}", baseline], self.rules,
-                                  self.run_dir / "replays" / tag(baseline), ev["replays"], seed=ev["seed"])
+                                  self.run_dir / "replays" / tag(baseline), ev.replays, seed=ev.seed)
         self.history = [r for r in self.history if not (r["step"] == step and r["final"] == final)] + rows
         if not final:
             self.last_eval = step
@@ -352,8 +248,6 @@ class Trainer:
             logger.record(f"{prefix}/win_rate_vs_{tag(r['baseline'])}", r["win_rate"])
             logger.record(f"{prefix}/points_per_hand_vs_{tag(r['baseline'])}", r["points_per_hand"])
         logger.dump(step)
-        from training.report import write_history
-
         write_history(self.run_dir / "eval_history.csv", self.history)
         self._say(format_line(step, rows) + (" (final)" if final else ""))
         if self.callback is not None:
@@ -400,63 +294,46 @@ class Trainer:
                           "optimizer": opt_meta}
         write_json(folder / f"{stem}.json", state)
         self.last_ckpt = step
-        keep = self.cfg["checkpoint"]["keep"]
-        kept = set(sorted(int(m.group(1)) for p in folder.iterdir() if (m := _CKPT.match(p.name)))[-keep:])
+        keep = self.cfg.checkpoint.keep
+        kept = set(sorted(int(m.group(1)) for p in folder.iterdir() if (m := CHECKPOINT_STATE.match(p.name)))[-keep:])
         for p in folder.iterdir():
-            m = _CKPT_FILE.match(p.name)
+            m = CHECKPOINT_FILE.match(p.name)
             if m and int(m.group(1)) not in kept:
                 p.unlink(missing_ok=True)
         return tensors_path
 
     def between_rollouts(self, step: int) -> None:
         """League snapshot, evaluation and checkpoint, each when it is due."""
-        lg, ev, ck = self.cfg["league"], self.cfg["evaluation"], self.cfg["checkpoint"]
+        lg, ev, ck = self.cfg.league, self.cfg.evaluation, self.cfg.checkpoint
         # snapshots and evaluations: at the first rollout boundary at or after each multiple of their interval
-        if lg["enabled"] and step // lg["snapshot_every"] > self.last_snapshot // lg["snapshot_every"]:
+        if lg.enabled and step // lg.snapshot_every > self.last_snapshot // lg.snapshot_every:
             self.snapshot(step)
         if self.last_eval is None:
-            if step == 0 and ev["at_start"]:
+            if step == 0 and ev.at_start:
                 self.evaluate(0)
             else:
                 self.last_eval = 0
-        elif ev["every"] and step // ev["every"] > self.last_eval // ev["every"]:
+        elif ev.every and step // ev.every > self.last_eval // ev.every:
             self.evaluate(step)
         # checkpoint now if waiting for the next rollout would leave more than checkpoint.every unsaved
-        if step > self.last_ckpt and step + self.rollout > self.last_ckpt + ck["every"]:
+        if step > self.last_ckpt and step + self.rollout > self.last_ckpt + ck.every:
             self.checkpoint(step)
 
     # ------------------------------------------------------------------ the run
-    def run(self) -> dict:
+    def _already_finished(self, start_step: int) -> Optional[dict]:
+        """The summary of a resumed run that has nothing left to train (its table shown), else None."""
+        if not (self.resume and self.resume[2].get("finished") and start_step >= self.total_steps
+                and (self.run_dir / "evaluation.md").is_file()):
+            return None
+        text = (self.run_dir / "evaluation.md").read_text(errors="replace")
+        print(f"{self.run_dir}: this run already finished at {start_step:,} steps (raise total_steps with "
+              f"--set total_steps=N to train on)\n\n{text}", file=self.out)
+        return {"run_dir": str(self.run_dir), "steps": start_step, "already_finished": True}
+
+    def _learn(self) -> tuple[float, bool]:
+        """``model.learn`` up to ``total_steps`` with the run's callback; (wall seconds, interrupted by Ctrl-C)."""
         from training.callbacks import RunCallback
-        from training.report import plot_learning_curve, write_final, write_history
 
-        import yaml
-
-        try:
-            self.run_dir.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise ConfigError(f"cannot create the run directory {self.run_dir}: {exc.strerror or exc}") from None
-        config_text = yaml.safe_dump(self.cfg, sort_keys=False)
-        if self.resume is None:
-            _atomic_write(self.run_dir / "config.yaml", config_text)
-        start_step = self.resume[0] if self.resume else 0
-        if self.resume and self.resume[2].get("finished") and start_step >= self.total_steps \
-                and (self.run_dir / "evaluation.md").is_file():
-            text = (self.run_dir / "evaluation.md").read_text(errors="replace")
-            print(f"{self.run_dir}: this run already finished at {start_step:,} steps (raise total_steps with "
-                  f"--set total_steps=N to train on)\n\n{text}", file=self.out)
-            return {"run_dir": str(self.run_dir), "steps": start_step, "already_finished": True}
-        t_start = time.perf_counter()
-        self.build()
-        if self.resume is not None:  # only once the checkpoint loaded: a refused resume changes nothing
-            _atomic_write(self.run_dir / "config.yaml", config_text)
-        build_seconds = time.perf_counter() - t_start
-        what = f"resuming {self.run_dir} at {start_step:,} steps" if self.resume else f"training in {self.run_dir}"
-        print(f"{what}: MaskablePPO, {self.cfg['n_envs']} envs ({self.cfg['vec_env']}), net {self.cfg['network']['hidden']} "
-              f"{self.cfg['network']['activation']}, {self.total_steps:,} steps; opponents {self.league.describe()}",
-              file=self.out, flush=True)
-        if self.resume is None and self.cfg["imitation"]["teacher"] is not None:
-            self.imitate()
         self.callback = RunCallback(self, self.progress)
         remaining = self.total_steps - self.model.num_timesteps
         interrupted = False
@@ -474,10 +351,38 @@ class Trainer:
             raise
         finally:
             self.callback.close()
-        learn_wall = time.perf_counter() - t_learn
+        return time.perf_counter() - t_learn, interrupted
+
+    def run(self) -> dict:
+        """Train (or resume) to ``total_steps``, then evaluate, report and checkpoint; returns the summary."""
+        import yaml
+
+        try:
+            self.run_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ConfigError(f"cannot create the run directory {self.run_dir}: {exc.strerror or exc}") from None
+        config_text = yaml.safe_dump(self.cfg.to_dict(), sort_keys=False)
+        if self.resume is None:
+            atomic_write(self.run_dir / "config.yaml", config_text)
+        start_step = self.resume[0] if self.resume else 0
+        finished = self._already_finished(start_step)
+        if finished is not None:
+            return finished
+        t_start = time.perf_counter()
+        self.build()
+        if self.resume is not None:  # only once the checkpoint loaded: a refused resume changes nothing
+            atomic_write(self.run_dir / "config.yaml", config_text)
+        build_seconds = time.perf_counter() - t_start
+        cfg = self.cfg
+        what = f"resuming {self.run_dir} at {start_step:,} steps" if self.resume else f"training in {self.run_dir}"
+        print(f"{what}: MaskablePPO, {cfg.n_envs} envs ({cfg.vec_env}), net {cfg.network.hidden} "
+              f"{cfg.network.activation}, {self.total_steps:,} steps; opponents {self.league.describe()}",
+              file=self.out, flush=True)
+        if self.resume is None and cfg.imitation.teacher is not None:
+            self.imitate()
+        learn_wall, interrupted = self._learn()
         session_train = max(1e-9, learn_wall - self.callback.overhead)
         steps = int(self.model.num_timesteps)
-        trained = steps - start_step
         self.train_seconds += session_train
         self.callback = None
         if interrupted:
@@ -486,29 +391,38 @@ class Trainer:
             print(f"\ninterrupted at {steps:,} steps; saved {path}. Continue with: allfives train --resume {self.run_dir}",
                   file=self.out, flush=True)
             return {"run_dir": str(self.run_dir), "steps": steps, "interrupted": True}
+        timing = {"trained_steps": steps - start_step, "train_seconds": session_train, "t_start": t_start,
+                  "build_seconds": build_seconds, "overhead_seconds": learn_wall - session_train}
+        return self._finish(steps, timing)
+
+    def _finish(self, steps: int, timing: dict) -> dict:
+        """The end of a run: the final checkpoint and evaluation, the reports, and the summary."""
+        from training.report import plot_learning_curve, write_final, write_history
+
         if self.last_ckpt < steps:
             self.checkpoint(steps)
         self.vec_env.close()
         final_rows = self.evaluate(steps, final=True)
-        ev = self.cfg["evaluation"]
+        ev, out = self.cfg.evaluation, self.cfg.output
         text = write_final(self.run_dir, final_rows, {
-            "policy": str(self.run_dir / "policy.npz"), "steps": steps, "games": ev["final_games"], "seed": ev["seed"],
+            "policy": str(self.run_dir / "policy.npz"), "steps": steps, "games": ev.final_games, "seed": ev.seed,
         })
         write_history(self.run_dir / "eval_history.csv", self.history)
         plot_note = None
-        if self.cfg["output"]["plot"]:
+        if out.plot:
             plot_note = plot_learning_curve(self.run_dir / "learning_curve.png", self.history,
                                             f"{self.name}: win rate vs baselines")
         self.checkpoint(steps, finished=True)
-        total_wall = time.perf_counter() - t_start
+        total_wall = time.perf_counter() - timing["t_start"]
+        trained, session_train = timing["trained_steps"], timing["train_seconds"]
         sps = trained / session_train if trained else float("nan")
         summary = {
             "run_dir": str(self.run_dir), "steps": steps, "trained_steps": trained,
             "train_seconds": session_train, "steps_per_second": sps, "wall_seconds": total_wall,
-            "build_seconds": build_seconds, "overhead_seconds": learn_wall - session_train,
+            "build_seconds": timing["build_seconds"], "overhead_seconds": timing["overhead_seconds"],
             "final": final_rows,
         }
-        _atomic_write(self.run_dir / "summary.json", json.dumps(summary, indent=1))
+        atomic_write(self.run_dir / "summary.json", json.dumps(summary, indent=1))
         lines = [
             "",
             f"trained {trained:,} steps in {session_train:.1f} s of learning: {sps:,.0f} env steps/s "
@@ -518,35 +432,40 @@ class Trainer:
             "",
             f"policy: {self.run_dir / 'policy.npz'}   (play it: allfives evaluate ppo:path={self.run_dir / 'policy.npz'} greedy)",
         ]
-        if self.cfg["output"]["plot"]:
+        if out.plot:
             lines.append(f"learning curve: {self.run_dir / 'learning_curve.png'}" if plot_note is None
                          else f"learning curve not drawn: {plot_note}")
-        if self.cfg["output"]["tensorboard"]:
+        if out.tensorboard:
             lines.append(f"TensorBoard: tensorboard --logdir {self.run_dir / 'tb'}")
         print("\n".join(lines), file=self.out, flush=True)
         return summary
 
 
 # ---------------------------------------------------------------------------------------------- entry points
+def _resume_target(config: Any, run_dir: Optional[str], resume: Any, overrides: Sequence[str]) -> Path:
+    """The run directory ``--resume`` continues: ``resume`` itself, ``run_dir``, or the newest run of the
+    config's name."""
+    if resume is not True:
+        return Path(resume)
+    if run_dir is not None:
+        return Path(run_dir)
+    cfg0 = config_from(config, overrides)
+    found = run_dirs(Path(cfg0.output.dir), cfg0.name)
+    if not found:
+        raise ConfigError(f"--resume: no run of {cfg0.name!r} in {cfg0.output.dir}/ to resume")
+    return max(found, key=lambda p: p.stat().st_mtime)
+
+
 def train(config: Any, run_dir: Optional[str] = None, resume: Any = None, overrides: Sequence[str] = (),
           progress: Optional[bool] = None, out: Optional[TextIO] = None) -> dict:
-    """Run a training config (a path, or a mapping validated like a file) and return its summary.
+    """Run a training config (a path, a mapping validated like a file, or a :class:`TrainConfig`) and return
+    its summary.
 
     ``resume``: None (a new run), True (the newest run of the config's name, or ``run_dir``), or a run
     directory. ``overrides``: ``--set`` items such as ``"total_steps=50000"``.
     """
     if resume is not None and resume is not False:
-        if resume is True:
-            if run_dir is not None:
-                target = Path(run_dir)
-            else:
-                cfg0 = _config(config, overrides)
-                found = run_dirs(Path(cfg0["output"]["dir"]), cfg0["name"])
-                if not found:
-                    raise ConfigError(f"--resume: no run of {cfg0['name']!r} in {cfg0['output']['dir']}/ to resume")
-                target = max(found, key=lambda p: p.stat().st_mtime)
-        else:
-            target = Path(resume)
+        target = _resume_target(config, run_dir, resume, overrides)
         saved = target / "config.yaml"
         if not saved.is_file():
             raise ConfigError(f"--resume: {target} is not a run directory (it has no config.yaml)")
@@ -555,23 +474,12 @@ def train(config: Any, run_dir: Optional[str] = None, resume: Any = None, overri
         if latest is None:
             print(f"{target}: no checkpoint yet; starting this run from step 0", file=out or sys.stdout)
         return Trainer(cfg, target, latest, progress=progress, out=out).run()
-    cfg = _config(config, overrides)
+    cfg = config_from(config, overrides)
     if run_dir is not None:
-        target = Path(run_dir)
-        if target.exists() and not target.is_dir():
-            raise ConfigError(f"the run directory {target} is a file; choose another --run-dir")
-        if target.exists() and any(target.iterdir()):
-            raise ConfigError(f"the run directory {target} exists and is not empty: continue it with --resume "
-                              f"{target}, or choose another --run-dir")
+        target = check_new_run_dir(Path(run_dir))
     else:
-        target = new_run_dir(Path(cfg["output"]["dir"]), cfg["name"])
+        target = new_run_dir(Path(cfg.output.dir), cfg.name)
     return Trainer(cfg, target, None, progress=progress, out=out).run()
-
-
-def _config(config: Any, overrides: Sequence[str]) -> dict:
-    if isinstance(config, (str, os.PathLike)):
-        return load_config(config, list(overrides))
-    return validate_config(apply_overrides(config, list(overrides), "config"), "config")
 
 
 def add_train_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -601,9 +509,9 @@ def run_train(args: argparse.Namespace) -> int:
     if args.print_config:
         import yaml
 
-        print(yaml.safe_dump(_config(args.config, args.overrides), sort_keys=False), end="")
+        print(yaml.safe_dump(config_from(args.config, args.overrides).to_dict(), sort_keys=False), end="")
         return 0
-    missing = [m for m in ("torch", "stable_baselines3", "sb3_contrib", "yaml", "safetensors") if not _importable(m)]
+    missing = [m for m in ("torch", "stable_baselines3", "sb3_contrib", "yaml", "safetensors") if not importable(m)]
     if missing:
         print(f"allfives train needs {', '.join(missing)}. {install_hint('train')}", file=sys.stderr)
         return 2
@@ -618,7 +526,8 @@ def install_hint(extra: str) -> str:
             f"; on a GPU machine the default pip install torch), then: pip install -e '.[{extra}]'")
 
 
-def _importable(module: str) -> bool:
+def importable(module: str) -> bool:
+    """Whether ``module`` can be imported (without importing it)."""
     import importlib.util
 
     return importlib.util.find_spec(module) is not None

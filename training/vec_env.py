@@ -3,10 +3,11 @@ subprocess env that is faster on few cores.
 
 Why a third kind: ``SubprocVecEnv`` runs one process per env and talks to each through a pipe twice a
 step (``MaskablePPO`` fetches the action masks with ``env_method("action_masks")`` before every step,
-then steps). On a 2-core machine with 16 envs that is 32 round trips a step, and it trains at about half
-the speed of ``DummyVecEnv``. :class:`BatchedSubprocVecEnv` runs ``workers`` processes that each own a
-slice of the envs, steps a whole slice per message and sends the next action masks back with the
-observations, so ``env_method("action_masks")`` is answered from a cache without any round trip.
+then steps): with 16 envs that is 32 round trips a step, and on few cores the pipes cost more than the
+processes gain (measure it: ``benchmarks/training_speed.py --set vec_env=subproc``).
+:class:`BatchedSubprocVecEnv` runs ``workers`` processes that each own a slice of the envs, steps a whole
+slice per message and sends the next action masks back with the observations, so
+``env_method("action_masks")`` is answered from a cache without any round trip.
 
 Semantics follow SB3's ``VecEnv`` exactly: auto-reset on ``done`` with ``info["terminal_observation"]``
 and ``info["TimeLimit.truncated"]``, seeds and options from :meth:`seed` / :meth:`set_options` applied at
@@ -151,132 +152,139 @@ def _split(n: int, parts: int) -> list[range]:
     return [range(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:])]
 
 
-def _start_method(start_method: Optional[str]) -> str:
+def resolve_start_method(start_method: Optional[str]) -> str:
+    """``start_method``, or the fastest the platform has (fork) when it is None."""
     if start_method is not None:
         return start_method
     # fork starts in milliseconds; forkserver/spawn re-import the main module (torch, sb3: seconds per worker)
     return "fork" if "fork" in mp.get_all_start_methods() else "spawn"
 
 
+class _BatchedMethods:
+    """The methods of :class:`BatchedSubprocVecEnv` (``workers`` processes, each stepping a contiguous slice
+    of the envs; see the module docstring), mixed into SB3's ``VecEnv`` on first use."""
+
+    def __init__(self, env_fns: list[Callable[[], gym.Env]], workers: int = 2,
+                 start_method: Optional[str] = None) -> None:
+        from stable_baselines3.common.vec_env.base_vec_env import CloudpickleWrapper
+
+        n = len(env_fns)
+        workers = max(1, min(int(workers), n))
+        self.waiting = False
+        self.closed = False
+        self.slices = _split(n, workers)
+        ctx = mp.get_context(resolve_start_method(start_method))
+        self.remotes, work_remotes = zip(*[ctx.Pipe() for _ in range(workers)])
+        self.processes = []
+        for work_remote, remote, sl in zip(work_remotes, self.remotes, self.slices):
+            fns = CloudpickleWrapper([env_fns[i] for i in sl])
+            process = ctx.Process(target=_batched_worker, args=(work_remote, remote, fns), daemon=True)
+            process.start()
+            self.processes.append(process)
+            work_remote.close()
+        self.remotes[0].send(("get_spaces", None))
+        observation_space, action_space = _recv(self.remotes[0])
+        super().__init__(n, observation_space, action_space)
+        self._mask_cache: Optional[np.ndarray] = None
+
+    # -------------------------------------------------------------- stepping
+    def step_async(self, actions: np.ndarray) -> None:
+        for remote, sl in zip(self.remotes, self.slices):
+            remote.send(("step", actions[sl.start:sl.stop]))
+        self.waiting = True
+
+    def step_wait(self) -> Any:
+        self.waiting = False
+        results = [_recv(remote) for remote in self.remotes]
+        obs = np.concatenate([r[0] for r in results])
+        rews = np.concatenate([r[1] for r in results]).astype(np.float32)
+        dones = np.concatenate([r[2] for r in results])
+        infos = [i for r in results for i in r[3]]
+        self.reset_infos = [i for r in results for i in r[4]]
+        self._store_masks([r[5] for r in results])
+        return obs, rews, dones, infos
+
+    def reset(self) -> np.ndarray:
+        for remote, sl in zip(self.remotes, self.slices):
+            remote.send(("reset", ([self._seeds[i] for i in sl], [self._options[i] for i in sl])))
+        results = [_recv(remote) for remote in self.remotes]
+        obs = np.concatenate([r[0] for r in results])
+        self.reset_infos = [i for r in results for i in r[1]]
+        self._store_masks([r[2] for r in results])
+        self._reset_seeds()
+        self._reset_options()
+        return obs
+
+    def _store_masks(self, parts: list[Optional[np.ndarray]]) -> None:
+        self._mask_cache = None if any(p is None for p in parts) else np.concatenate(parts)
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        for remote in self.remotes:
+            try:
+                if self.waiting:
+                    remote.recv()
+                remote.send(("close", None))
+            except (BrokenPipeError, EOFError, ConnectionResetError):
+                pass
+        for process in self.processes:
+            process.join(timeout=5)
+            if process.is_alive():
+                process.terminate()
+        self.closed = True
+
+    # -------------------------------------------------------------- forwarding
+    def _by_worker(self, indices: Any) -> list[tuple[int, list[int]]]:
+        wanted = list(self._get_indices(indices))
+        out = []
+        for w, sl in enumerate(self.slices):
+            local = [i - sl.start for i in wanted if i in sl]
+            if local:
+                out.append((w, local))
+        return out
+
+    def _gather(self, cmd: str, make_data: Callable[[list[int]], Any], indices: Any) -> list[Any]:
+        plan = self._by_worker(indices)
+        for w, local in plan:
+            self.remotes[w].send((cmd, make_data(local)))
+        results: list[Any] = []
+        for w, _ in plan:
+            results.extend(_recv(self.remotes[w]))
+        return results
+
+    def env_method(self, method_name: str, *method_args: Any, indices: Any = None, **method_kwargs: Any) -> list[Any]:
+        if method_name == "action_masks" and not method_args and not method_kwargs and self._mask_cache is not None:
+            return list(self._mask_cache[list(self._get_indices(indices))])
+        return self._gather("env_method", lambda local: (method_name, method_args, method_kwargs, local), indices)
+
+    def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
+        return self._gather("get_attr", lambda local: (attr_name, local), indices)
+
+    def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
+        plan = self._by_worker(indices)
+        for w, local in plan:
+            self.remotes[w].send(("set_attr", (attr_name, value, local)))
+        for w, _ in plan:
+            _recv(self.remotes[w])
+
+    def has_attr(self, attr_name: str) -> bool:
+        self.remotes[0].send(("has_attr", attr_name))
+        return bool(_recv(self.remotes[0]))
+
+    def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
+        return self._gather("is_wrapped", lambda local: (wrapper_class, local), indices)
+
+    def get_images(self) -> Sequence[Optional[np.ndarray]]:
+        return [None] * self.num_envs
 
 
 def _batched_class() -> type:
-    from stable_baselines3.common.vec_env.base_vec_env import CloudpickleWrapper, VecEnv
+    """SB3's ``VecEnv`` with :class:`_BatchedMethods` (made on first use: this module imports without SB3)."""
+    from stable_baselines3.common.vec_env.base_vec_env import VecEnv
 
-    class BatchedSubprocVecEnv(VecEnv):
-        """``workers`` processes, each stepping a contiguous slice of the envs (see the module docstring)."""
-
-        def __init__(self, env_fns: list[Callable[[], gym.Env]], workers: int = 2,
-                     start_method: Optional[str] = None) -> None:
-            n = len(env_fns)
-            workers = max(1, min(int(workers), n))
-            self.waiting = False
-            self.closed = False
-            self.slices = _split(n, workers)
-            ctx = mp.get_context(_start_method(start_method))
-            self.remotes, work_remotes = zip(*[ctx.Pipe() for _ in range(workers)])
-            self.processes = []
-            for work_remote, remote, sl in zip(work_remotes, self.remotes, self.slices):
-                fns = CloudpickleWrapper([env_fns[i] for i in sl])
-                process = ctx.Process(target=_batched_worker, args=(work_remote, remote, fns), daemon=True)
-                process.start()
-                self.processes.append(process)
-                work_remote.close()
-            self.remotes[0].send(("get_spaces", None))
-            observation_space, action_space = _recv(self.remotes[0])
-            super().__init__(n, observation_space, action_space)
-            self._mask_cache: Optional[np.ndarray] = None
-
-        # -------------------------------------------------------------- stepping
-        def step_async(self, actions: np.ndarray) -> None:
-            for remote, sl in zip(self.remotes, self.slices):
-                remote.send(("step", actions[sl.start:sl.stop]))
-            self.waiting = True
-
-        def step_wait(self) -> Any:
-            self.waiting = False
-            results = [_recv(remote) for remote in self.remotes]
-            obs = np.concatenate([r[0] for r in results])
-            rews = np.concatenate([r[1] for r in results]).astype(np.float32)
-            dones = np.concatenate([r[2] for r in results])
-            infos = [i for r in results for i in r[3]]
-            self.reset_infos = [i for r in results for i in r[4]]
-            self._store_masks([r[5] for r in results])
-            return obs, rews, dones, infos
-
-        def reset(self) -> np.ndarray:
-            for remote, sl in zip(self.remotes, self.slices):
-                remote.send(("reset", ([self._seeds[i] for i in sl], [self._options[i] for i in sl])))
-            results = [_recv(remote) for remote in self.remotes]
-            obs = np.concatenate([r[0] for r in results])
-            self.reset_infos = [i for r in results for i in r[1]]
-            self._store_masks([r[2] for r in results])
-            self._reset_seeds()
-            self._reset_options()
-            return obs
-
-        def _store_masks(self, parts: list[Optional[np.ndarray]]) -> None:
-            self._mask_cache = None if any(p is None for p in parts) else np.concatenate(parts)
-
-        def close(self) -> None:
-            if self.closed:
-                return
-            for remote in self.remotes:
-                try:
-                    if self.waiting:
-                        remote.recv()
-                    remote.send(("close", None))
-                except (BrokenPipeError, EOFError, ConnectionResetError):
-                    pass
-            for process in self.processes:
-                process.join(timeout=5)
-                if process.is_alive():
-                    process.terminate()
-            self.closed = True
-
-        # -------------------------------------------------------------- forwarding
-        def _by_worker(self, indices: Any) -> list[tuple[int, list[int]]]:
-            wanted = list(self._get_indices(indices))
-            out = []
-            for w, sl in enumerate(self.slices):
-                local = [i - sl.start for i in wanted if i in sl]
-                if local:
-                    out.append((w, local))
-            return out
-
-        def _gather(self, cmd: str, make_data: Callable[[list[int]], Any], indices: Any) -> list[Any]:
-            plan = self._by_worker(indices)
-            for w, local in plan:
-                self.remotes[w].send((cmd, make_data(local)))
-            results: list[Any] = []
-            for w, _ in plan:
-                results.extend(_recv(self.remotes[w]))
-            return results
-
-        def env_method(self, method_name: str, *method_args: Any, indices: Any = None, **method_kwargs: Any) -> list[Any]:
-            if method_name == "action_masks" and not method_args and not method_kwargs and self._mask_cache is not None:
-                return list(self._mask_cache[list(self._get_indices(indices))])
-            return self._gather("env_method", lambda local: (method_name, method_args, method_kwargs, local), indices)
-
-        def get_attr(self, attr_name: str, indices: Any = None) -> list[Any]:
-            return self._gather("get_attr", lambda local: (attr_name, local), indices)
-
-        def set_attr(self, attr_name: str, value: Any, indices: Any = None) -> None:
-            plan = self._by_worker(indices)
-            for w, local in plan:
-                self.remotes[w].send(("set_attr", (attr_name, value, local)))
-            for w, _ in plan:
-                _recv(self.remotes[w])
-
-        def has_attr(self, attr_name: str) -> bool:
-            self.remotes[0].send(("has_attr", attr_name))
-            return bool(_recv(self.remotes[0]))
-
-        def env_is_wrapped(self, wrapper_class: type, indices: Any = None) -> list[bool]:
-            return self._gather("is_wrapped", lambda local: (wrapper_class, local), indices)
-
-        def get_images(self) -> Sequence[Optional[np.ndarray]]:
-            return [None] * self.num_envs
+    class BatchedSubprocVecEnv(_BatchedMethods, VecEnv):
+        __doc__ = _BatchedMethods.__doc__
 
     return BatchedSubprocVecEnv
 
@@ -307,5 +315,5 @@ def make_vec_env(env_fns: list[Callable[[], gym.Env]], kind: str = "batched", wo
     if len(env_fns) == 1 or kind == "dummy":
         return DummyVecEnv(env_fns)
     if kind == "subproc":
-        return SubprocVecEnv(env_fns, start_method=_start_method(start_method))
+        return SubprocVecEnv(env_fns, start_method=resolve_start_method(start_method))
     return BatchedSubprocVecEnv(env_fns, workers=workers, start_method=start_method)

@@ -1,120 +1,194 @@
-"""RLlib training configs (``allfives train-rllib --config configs/rllib_<name>.yaml``), validated like the
-stable-baselines3 configs (:mod:`training.config`): unknown keys, wrong types and out-of-range values fail
-with the file, the dotted key, the value and what is allowed. Files and ``--set`` values are read and
-bounded exactly as there (UTF-8, safe YAML, finite numbers, seeds below 2**32, bounded integers).
+"""The RLlib training config (``allfives train-rllib --config configs/rllib_<name>.yaml``): :class:`RLlibConfig`.
 
-Schema (defaults in brackets)::
-
-    name: str                 [rllib]      run name; the run directory is <output.dir>/<name>
-    seed: int < 2**32         [0]
-    iterations: int >= 1      [20]         RLlib training iterations (each samples ppo.train_batch_size
-                                           env steps, counted over all learning agents)
-    rules: mapping            [{}]         any rules option of allfives_env.core.Rules
-    env:
-      reward: str             [points]     win | points
-      episode: str            [game]       game | hand
-      action_features: bool   [false]      the per-placement features slice (allfives_env/encoding.py)
-    learners: str             [all]        all: every seat is played by RLlib (self-play);
-                                           one_side: one side per episode, the others by `opponents`
-    policies: str             [shared]     shared: one policy for every seat; per_team: one per side
-    opponents: mapping        [{random: 1, greedy: 1, expert: 1}]   spec -> weight (learners: one_side)
-    network:
-      hidden: [int, ...]      [[128, 128]] actor and critic MLPs (separate)
-      activation: str         [relu]       tanh | relu | elu | leaky_relu | silu
-    ppo:
-      lr: float               [0.0003]
-      train_batch_size: int   [8000]       env steps per iteration
-      minibatch_size: int     [512]
-      num_epochs: int         [4]
-      gamma: float            [0.99]
-      lambda: float           [0.95]
-      clip_param: float       [0.2]
-      entropy_coeff: float    [0.01]
-      vf_loss_coeff: float    [0.5]
-      grad_clip: float | null [0.5]
-    env_runners:
-      num_env_runners: int >= 0        [2]   sampling processes (0: sample in the driver)
-      num_envs_per_env_runner: int >= 1 [8]
-      num_cpus_per_env_runner: float   [1]
-    evaluation:
-      every: int >= 0         [10]         iterations between duplicate-deal evaluations (0: final only)
-      games: int >= 1         [200]
-      final_games: int >= 1   [1000]
-      baselines: [spec, ...]  [[random, greedy, expert]]
-      processes: int >= 1     [2]
-      seed: int >= 0          [12345]
-      replays: int >= 0       [2]          games per baseline of the final evaluation saved as replays
-    checkpoint:
-      every: int >= 1         [5]          iterations between checkpoints
-      keep: int >= 1          [2]
-    output:
-      dir: str                [runs]
+Declared and checked like the stable-baselines3 config (:mod:`training.schema`, :mod:`training.config`):
+one field, one default, one docstring; unknown keys, wrong types and out-of-range values fail with the
+file, the dotted key, the value and what is allowed. Files and ``--set`` values are read and bounded
+exactly as there (UTF-8, safe YAML, finite numbers, seeds below 2**32, bounded integers).
 """
 
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Optional, Union
 
-from training.config import (
-    ACTIVATIONS, MAX_SEED, MAX_STEPS, ConfigError, agent_specs, apply_overrides, boolean, check_agent_specs, choice,
-    integer, layer_sizes, number, optional, path_text, read_yaml, resolve_sections, run_name,
+from training.config import ACTIVATIONS
+from training.schema import (
+    MAX_CHECKPOINTS_KEPT, MAX_EPOCHS, MAX_GAMES, MAX_PROCESSES, MAX_REPLAYS, MAX_SEED, MAX_STEPS, ConfigError,
+    Section, agent_specs, apply_overrides, boolean, build_rules, check_agent_specs, choice, integer, layer_sizes,
+    number, opponent_mixture, optional, path_text, read_yaml, resolve, rules_options, run_name, section, setting,
 )
 
-__all__ = ["RLLIB_DEFAULTS", "load_rllib_config", "validate_rllib_config"]
+__all__ = ["RLlibConfig", "RLlibEnvConfig", "RLlibNetworkConfig", "RLlibPPOConfig", "EnvRunnersConfig",
+           "RLlibEvaluationConfig", "RLlibCheckpointConfig", "RLlibOutputConfig", "load_rllib_config",
+           "validate_rllib_config", "rllib_config_from"]
 
-RLLIB_DEFAULTS: dict[str, Any] = {
-    "name": "rllib",
-    "seed": 0,
-    "iterations": 20,
-    "rules": {},
-    "env": {"reward": "points", "episode": "game", "action_features": False},
-    "learners": "all",
-    "policies": "shared",
-    "opponents": {"random": 1.0, "greedy": 1.0, "expert": 1.0},
-    "network": {"hidden": [128, 128], "activation": "relu"},
-    "ppo": {"lr": 3e-4, "train_batch_size": 8000, "minibatch_size": 512, "num_epochs": 4, "gamma": 0.99,
-            "lambda": 0.95, "clip_param": 0.2, "entropy_coeff": 0.01, "vf_loss_coeff": 0.5, "grad_clip": 0.5},
-    "env_runners": {"num_env_runners": 2, "num_envs_per_env_runner": 8, "num_cpus_per_env_runner": 1.0},
-    "evaluation": {"every": 10, "games": 200, "final_games": 1000, "baselines": ["random", "greedy", "expert"],
-                   "processes": 2, "seed": 12345, "replays": 2},
-    "checkpoint": {"every": 5, "keep": 2},
-    "output": {"dir": "runs"},
-}
-
-RLLIB_SCHEMA: dict[str, Any] = {
-    "name": run_name, "seed": integer(0, MAX_SEED), "iterations": integer(1, 10**9), "rules": None,
-    "env": {"reward": choice("win", "points"), "episode": choice("game", "hand"), "action_features": boolean},
-    "learners": choice("all", "one_side"), "policies": choice("shared", "per_team"), "opponents": None,
-    "network": {"hidden": layer_sizes(1), "activation": choice(*ACTIVATIONS)},
-    "ppo": {"lr": number(0.0, lo_open=True), "train_batch_size": integer(1, 10_000_000),
-            "minibatch_size": integer(1, 10_000_000), "num_epochs": integer(1, 10**4), "gamma": number(0.0, 1.0),
-            "lambda": number(0.0, 1.0), "clip_param": number(0.0, lo_open=True), "entropy_coeff": number(0.0),
-            "vf_loss_coeff": number(0.0), "grad_clip": optional(number(0.0, lo_open=True))},
-    "env_runners": {"num_env_runners": integer(0, 1024), "num_envs_per_env_runner": integer(1, 4096),
-                    "num_cpus_per_env_runner": number(0.0, 1024.0)},
-    "evaluation": {"every": integer(0, MAX_STEPS), "games": integer(1, 10**7), "final_games": integer(1, 10**7),
-                   "baselines": agent_specs, "processes": integer(1, 256), "seed": integer(0, MAX_SEED),
-                   "replays": integer(0, 1000)},
-    "checkpoint": {"every": integer(1, MAX_STEPS), "keep": integer(1, 10_000)},
-    "output": {"dir": path_text},
-}
+MAX_ITERATIONS = 10**9
+MAX_BATCH = 10_000_000  # env steps of a training batch
+MAX_ENV_RUNNERS = 1024
+MAX_ENVS_PER_RUNNER = 4096
+MAX_CPUS_PER_RUNNER = 1024.0
 
 
-def validate_rllib_config(raw: Optional[Mapping[str, Any]], source: str = "") -> dict[str, Any]:
-    """Merge ``raw`` over :data:`RLLIB_DEFAULTS`, check everything and return the resolved config."""
+@dataclass
+class RLlibEnvConfig(Section):
+    """The multi-agent env (:class:`training.rllib.env.AllFivesMultiAgentEnv`)."""
+
+    reward: str = setting("points", choice("win", "points"))
+    """win | points"""
+    episode: str = setting("game", choice("game", "hand"))
+    """game | hand"""
+    action_features: bool = setting(False, boolean)
+    """the per-placement features slice (allfives_env/encoding.py)"""
+
+
+@dataclass
+class RLlibNetworkConfig(Section):
+    """The actor and critic MLPs (separate) of every module."""
+
+    hidden: list[int] = setting([128, 128], layer_sizes(1))
+    """hidden layer sizes"""
+    activation: str = setting("relu", choice(*ACTIVATIONS))
+    """tanh | relu | elu | leaky_relu | silu"""
+
+
+@dataclass
+class RLlibPPOConfig(Section):
+    """RLlib ``PPOConfig.training`` arguments (under RLlib's names)."""
+
+    lr: float = setting(3e-4, number(0.0, lo_open=True))
+    """learning rate"""
+    train_batch_size: int = setting(8000, integer(1, MAX_BATCH))
+    """env steps per iteration"""
+    minibatch_size: int = setting(512, integer(1, MAX_BATCH))
+    """minibatch size (at most train_batch_size)"""
+    num_epochs: int = setting(4, integer(1, MAX_EPOCHS))
+    """passes over each batch"""
+    gamma: float = setting(0.99, number(0.0, 1.0))
+    """discount factor"""
+    lambda_: float = setting(0.95, number(0.0, 1.0), key="lambda")
+    """GAE's lambda (the YAML key is ``lambda``)"""
+    clip_param: float = setting(0.2, number(0.0, lo_open=True))
+    """PPO's clipping of the probability ratio"""
+    entropy_coeff: float = setting(0.01, number(0.0))
+    """entropy bonus"""
+    vf_loss_coeff: float = setting(0.5, number(0.0))
+    """value loss weight"""
+    grad_clip: Optional[float] = setting(0.5, optional(number(0.0, lo_open=True)))
+    """gradient clipping; null = none"""
+
+
+@dataclass
+class EnvRunnersConfig(Section):
+    """RLlib's sampling processes."""
+
+    num_env_runners: int = setting(2, integer(0, MAX_ENV_RUNNERS))
+    """sampling processes (0: sample in the driver)"""
+    num_envs_per_env_runner: int = setting(8, integer(1, MAX_ENVS_PER_RUNNER))
+    """envs stepped by each"""
+    num_cpus_per_env_runner: float = setting(1.0, number(0.0, MAX_CPUS_PER_RUNNER))
+    """CPUs Ray reserves for each"""
+
+
+@dataclass
+class RLlibEvaluationConfig(Section):
+    """Duplicate-deal evaluations of every module against baselines."""
+
+    every: int = setting(10, integer(0, MAX_STEPS))
+    """iterations between evaluations (0: final only)"""
+    games: int = setting(200, integer(1, MAX_GAMES))
+    """games per baseline at each evaluation"""
+    final_games: int = setting(1000, integer(1, MAX_GAMES))
+    """games per baseline in the final evaluation"""
+    baselines: list[str] = setting(["random", "greedy", "expert"], agent_specs)
+    """agent specs to play"""
+    processes: int = setting(2, integer(1, MAX_PROCESSES))
+    """worker processes of each evaluation"""
+    seed: int = setting(12345, integer(0, MAX_SEED))
+    """the same deals at every evaluation"""
+    replays: int = setting(2, integer(0, MAX_REPLAYS))
+    """games per baseline of the final evaluation saved as replays"""
+
+
+@dataclass
+class RLlibCheckpointConfig(Section):
+    """Checkpoints of the run (:mod:`training.checkpoint`)."""
+
+    every: int = setting(5, integer(1, MAX_STEPS))
+    """iterations between checkpoints"""
+    keep: int = setting(2, integer(1, MAX_CHECKPOINTS_KEPT))
+    """checkpoints kept on disk (the newest)"""
+
+
+@dataclass
+class RLlibOutputConfig(Section):
+    """Where a run writes."""
+
+    dir: str = setting("runs", path_text)
+    """the folder of run directories"""
+
+
+@dataclass
+class RLlibConfig(Section):
+    """A multi-agent PPO run on Ray RLlib (``allfives train-rllib``)."""
+
+    name: str = setting("rllib", run_name)
+    """run name; the run directory is <output.dir>/<name>"""
+    seed: int = setting(0, integer(0, MAX_SEED))
+    """seeds RLlib and the evaluation deals"""
+    iterations: int = setting(20, integer(1, MAX_ITERATIONS))
+    """RLlib training iterations (each samples ppo.train_batch_size env steps, counted over all learning agents)"""
+    rules: dict[str, Any] = setting({}, None, convert=rules_options)
+    """any rules option of allfives_env.core.Rules"""
+    env: RLlibEnvConfig = section(RLlibEnvConfig)
+    """reward, episode and observation of the multi-agent env"""
+    learners: str = setting("all", choice("all", "one_side"))
+    """all: every seat is played by RLlib (self-play); one_side: one side per episode, the others by opponents"""
+    policies: str = setting("shared", choice("shared", "per_team"))
+    """shared: one policy for every seat; per_team: one per side"""
+    opponents: dict[str, float] = setting({"random": 1.0, "greedy": 1.0, "expert": 1.0}, None,
+                                          convert=opponent_mixture)
+    """agent spec -> weight, the other sides' players (learners: one_side)"""
+    network: RLlibNetworkConfig = section(RLlibNetworkConfig)
+    """layer sizes and activation of every module"""
+    ppo: RLlibPPOConfig = section(RLlibPPOConfig)
+    """RLlib PPO's hyper-parameters"""
+    env_runners: EnvRunnersConfig = section(EnvRunnersConfig)
+    """the sampling processes"""
+    evaluation: RLlibEvaluationConfig = section(RLlibEvaluationConfig)
+    """when, how long and against whom every module is evaluated"""
+    checkpoint: RLlibCheckpointConfig = section(RLlibCheckpointConfig)
+    """how often checkpoints are taken and how many are kept"""
+    output: RLlibOutputConfig = section(RLlibOutputConfig)
+    """the run directory's parent"""
+
+
+def validate_rllib_config(raw: Optional[Mapping[str, Any]], source: str = "") -> RLlibConfig:
+    """Merge ``raw`` over the defaults of :class:`RLlibConfig`, check everything and return it."""
     where = f"{source}: " if source else ""
-    cfg, rules = resolve_sections(raw, RLLIB_DEFAULTS, RLLIB_SCHEMA, where)
-    check_agent_specs([("opponents", s) for s in cfg["opponents"]]
-                      + [("evaluation.baselines", s) for s in cfg["evaluation"]["baselines"]], rules, where)
-    ppo = cfg["ppo"]
-    if ppo["minibatch_size"] > ppo["train_batch_size"]:
-        raise ConfigError(f"{where}ppo.minibatch_size: {ppo['minibatch_size']} is more than ppo.train_batch_size "
-                          f"({ppo['train_batch_size']}); give at most that")
+    cfg = resolve(RLlibConfig, raw, where)
+    rules = build_rules(cfg.rules, where)
+    check_agent_specs([("opponents", s) for s in cfg.opponents]
+                      + [("evaluation.baselines", s) for s in cfg.evaluation.baselines], rules, where)
+    ppo = cfg.ppo
+    if ppo.minibatch_size > ppo.train_batch_size:
+        raise ConfigError(f"{where}ppo.minibatch_size: {ppo.minibatch_size} is more than ppo.train_batch_size "
+                          f"({ppo.train_batch_size}); give at most that")
     return cfg
 
 
-def load_rllib_config(path: Union[str, Path], overrides: Optional[list[str]] = None) -> dict[str, Any]:
+def load_rllib_config(path: Union[str, Path], overrides: Optional[list[str]] = None) -> RLlibConfig:
     """Read a YAML RLlib config, apply ``--set`` overrides and validate it."""
     raw = read_yaml(path, " (the RLlib configs ship in configs/, e.g. configs/rllib_selfplay.yaml)")
     return validate_rllib_config(apply_overrides(raw, list(overrides or []), str(path)), str(path))
+
+
+def rllib_config_from(config: Any, overrides: Any = ()) -> RLlibConfig:
+    """A checked config from a file path, a raw mapping (named ``config`` in errors) or an
+    :class:`RLlibConfig`, with ``--set`` overrides."""
+    if isinstance(config, (str, os.PathLike)):
+        return load_rllib_config(config, list(overrides))
+    if isinstance(config, Section):
+        config = config.to_dict()
+    return validate_rllib_config(apply_overrides(config, list(overrides), "config"), "config")

@@ -25,7 +25,12 @@ from ray.rllib.utils.torch_utils import FLOAT_MIN
 from torch import nn
 
 from allfives_env.core.rules import Rules
-from allfives_env.policy import torch_activation, torch_linear_stack, write_policy_file
+from allfives_env.policy import write_policy_file
+from training.export import torch_activation, torch_linear_stack
+
+DEFAULT_HIDDEN = (128, 128)
+DEFAULT_ACTIVATION = "relu"
+INITIAL_LOGIT_SCALE = 0.01  # the actor head's initial weights are scaled by this: near-uniform first logits
 
 
 def _mlp(sizes: list[int], activation: type[nn.Module]) -> nn.Sequential:
@@ -40,8 +45,8 @@ class MaskedPPOModule(TorchRLModule, ValueFunctionAPI):
 
     def setup(self) -> None:
         cfg = dict(self.model_config or {})
-        hidden = [int(h) for h in cfg.get("hidden", [128, 128])]
-        activation = torch_activation(cfg.get("activation", "relu"))
+        hidden = [int(h) for h in cfg.get("hidden", DEFAULT_HIDDEN)]
+        activation = torch_activation(cfg.get("activation", DEFAULT_ACTIVATION))
         obs_dim = int(self.observation_space["observations"].shape[0])
         n_actions = int(self.action_space.n)
         last = hidden[-1] if hidden else obs_dim
@@ -51,7 +56,7 @@ class MaskedPPOModule(TorchRLModule, ValueFunctionAPI):
         self.vf = _mlp([obs_dim] + hidden, activation)
         self.vf_head = nn.Linear(last, 1)
         with torch.no_grad():  # small initial logits: a near-uniform first policy over the legal actions
-            self.pi_head.weight.mul_(0.01)
+            self.pi_head.weight.mul_(INITIAL_LOGIT_SCALE)
             self.pi_head.bias.zero_()
 
     def _forward(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
@@ -67,7 +72,7 @@ class MaskedPPOModule(TorchRLModule, ValueFunctionAPI):
 def export_module(module: MaskedPPOModule, path: Union[str, Path], rules: Union[Rules, Mapping[str, Any]],
                   metadata: Optional[Mapping[str, Any]] = None) -> Path:
     """Write the actor of ``module`` to a policy file (``make_agent("ppo", path=...)`` plays it)."""
-    name = dict(module.model_config or {}).get("activation", "relu")
+    name = dict(module.model_config or {}).get("activation", DEFAULT_ACTIVATION)
     layers, params = torch_linear_stack(module.pi, name, torch_activation(name), "the RLModule's actor", False)
     head = module.pi_head
     action = (head.weight.detach().cpu().numpy().astype("float32"), head.bias.detach().cpu().numpy().astype("float32"))

@@ -33,7 +33,10 @@ import time
 from pathlib import Path
 from typing import Any, Optional, Sequence, TextIO
 
-from training.config import ConfigError, short_repr
+from allfives_env.core.errors import short_repr
+from training.rllib.config import RLlibConfig
+from training.runs import check_new_run_dir, resume_seed
+from training.schema import ConfigError
 
 __all__ = ["add_train_rllib_parser", "run_train_rllib", "train_rllib", "latest_rllib_checkpoint"]
 
@@ -44,12 +47,12 @@ _ITER_FILE = re.compile(r"^iter_(\d+)\.(?:json|safetensors)(?:\.tmp)?$")
 _LEARNER_PARTS = ["learner_group/learner/rl_module", "learner_group/learner/optimizer"]
 
 
-def _module_ids(cfg: dict) -> list[str]:
+def _module_ids(cfg: RLlibConfig) -> list[str]:
     from allfives_env.core.rules import Rules
 
-    if cfg["policies"] == "shared":
+    if cfg.policies == "shared":
         return ["shared"]
-    rules = Rules.from_options(cfg["rules"])
+    rules = Rules.from_options(cfg.rules)
     return [f"team_{side}" for side in sorted({rules.side_of(s) for s in range(rules.num_players)})]
 
 
@@ -62,11 +65,10 @@ def _map_agent(agent_id: str, episode: Any = None, *, rules_options: dict, polic
     return policy_for(agent_id, Rules.from_options(rules_options), policies)
 
 
-def env_config(cfg: dict) -> dict:
+def env_config(cfg: RLlibConfig) -> dict:
     """The :class:`AllFivesMultiAgentEnv` config of a run."""
-    return {"rules": dict(cfg["rules"]), "reward": cfg["env"]["reward"], "episode": cfg["env"]["episode"],
-            "action_features": cfg["env"]["action_features"], "learners": cfg["learners"],
-            "opponents": dict(cfg["opponents"])}
+    return {"rules": dict(cfg.rules), "reward": cfg.env.reward, "episode": cfg.env.episode,
+            "action_features": cfg.env.action_features, "learners": cfg.learners, "opponents": dict(cfg.opponents)}
 
 
 def _make_env(config: dict) -> Any:
@@ -75,7 +77,7 @@ def _make_env(config: dict) -> Any:
     return AllFivesMultiAgentEnv(config)
 
 
-def build_algo_config(cfg: dict, seed: Optional[int] = None) -> Any:
+def build_algo_config(cfg: RLlibConfig, seed: Optional[int] = None) -> Any:
     """The RLlib ``PPOConfig`` of a validated run config (``seed``: instead of the config's)."""
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
@@ -90,11 +92,11 @@ def build_algo_config(cfg: dict, seed: Optional[int] = None) -> Any:
     obs_space = probe.observation_spaces[probe.possible_agents[0]]
     act_space = probe.action_spaces[probe.possible_agents[0]]
     ids = _module_ids(cfg)
-    model_config = {"hidden": list(cfg["network"]["hidden"]), "activation": cfg["network"]["activation"]}
+    model_config = {"hidden": list(cfg.network.hidden), "activation": cfg.network.activation}
     specs = {m: RLModuleSpec(module_class=MaskedPPOModule, observation_space=obs_space, action_space=act_space,
                              model_config=model_config) for m in ids}
-    ppo, runners = cfg["ppo"], cfg["env_runners"]
-    mapping = functools.partial(_map_agent, rules_options=dict(cfg["rules"]), policies=cfg["policies"])
+    ppo, runners = cfg.ppo, cfg.env_runners
+    mapping = functools.partial(_map_agent, rules_options=dict(cfg.rules), policies=cfg.policies)
     return (
         PPOConfig()
         # RLlib's env pre-check steps with unmasked random actions, which this env refuses as illegal;
@@ -102,15 +104,15 @@ def build_algo_config(cfg: dict, seed: Optional[int] = None) -> Any:
         .environment(ENV_NAME, env_config=env_config(cfg), disable_env_checking=True)
         .multi_agent(policies=set(ids), policy_mapping_fn=mapping, policies_to_train=ids)
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=specs))
-        .env_runners(num_env_runners=runners["num_env_runners"],
-                     num_envs_per_env_runner=runners["num_envs_per_env_runner"],
-                     num_cpus_per_env_runner=runners["num_cpus_per_env_runner"])
+        .env_runners(num_env_runners=runners.num_env_runners,
+                     num_envs_per_env_runner=runners.num_envs_per_env_runner,
+                     num_cpus_per_env_runner=runners.num_cpus_per_env_runner)
         .learners(num_learners=0)
-        .training(lr=ppo["lr"], train_batch_size_per_learner=ppo["train_batch_size"],
-                  minibatch_size=ppo["minibatch_size"], num_epochs=ppo["num_epochs"], gamma=ppo["gamma"],
-                  lambda_=ppo["lambda"], clip_param=ppo["clip_param"], entropy_coeff=ppo["entropy_coeff"],
-                  vf_loss_coeff=ppo["vf_loss_coeff"], grad_clip=ppo["grad_clip"])
-        .debugging(seed=cfg["seed"] if seed is None else seed)
+        .training(lr=ppo.lr, train_batch_size_per_learner=ppo.train_batch_size,
+                  minibatch_size=ppo.minibatch_size, num_epochs=ppo.num_epochs, gamma=ppo.gamma,
+                  lambda_=ppo.lambda_, clip_param=ppo.clip_param, entropy_coeff=ppo.entropy_coeff,
+                  vf_loss_coeff=ppo.vf_loss_coeff, grad_clip=ppo.grad_clip)
+        .debugging(seed=cfg.seed if seed is None else seed)
     )
 
 
@@ -179,12 +181,12 @@ def _episode_return(result: dict) -> Optional[float]:
 class RLlibRun:
     """One ``train-rllib`` run: the algorithm, its evaluations and checkpoints."""
 
-    def __init__(self, cfg: dict, run_dir: Path, out: Optional[TextIO] = None) -> None:
+    def __init__(self, cfg: RLlibConfig, run_dir: Path, out: Optional[TextIO] = None) -> None:
         from allfives_env.core.rules import Rules
 
         self.cfg = cfg
         self.run_dir = Path(run_dir)
-        self.rules = Rules.from_options(cfg["rules"])
+        self.rules = Rules.from_options(cfg.rules)
         self.out = sys.stdout if out is None else out
         self.history: list[dict] = []
         self.iteration = 0
@@ -201,7 +203,8 @@ class RLlibRun:
         paths = {}
         for module_id in _module_ids(self.cfg):
             path = folder / f"policy_{module_id}{tag}.npz"
-            meta = {"iteration": self.iteration, "run": self.cfg["name"], "module": module_id, "config": self.cfg}
+            meta = {"iteration": self.iteration, "run": self.cfg.name, "module": module_id,
+                    "config": self.cfg.to_dict()}
             paths[module_id] = export_module(self.algo.get_module(module_id), path, self.rules, metadata=meta)
         return paths
 
@@ -211,23 +214,23 @@ class RLlibRun:
 
         from training.report import format_line, history_row, tag
 
-        ev = self.cfg["evaluation"]
+        ev = self.cfg.evaluation
         if final:
             paths = self.export(self.run_dir, "")
         else:
             paths = self.export(self.run_dir / "evals", f"_iter{self.iteration:05d}")
         rows = []
         for module_id, path in paths.items():
-            for baseline in ev["baselines"]:
-                match = evaluate([f"ppo:path={path}", baseline], self.rules, games=ev["final_games"] if final
-                                 else ev["games"], seed=ev["seed"], processes=ev["processes"], progress=False)
+            for baseline in ev.baselines:
+                match = evaluate([f"ppo:path={path}", baseline], self.rules, games=ev.final_games if final
+                                 else ev.games, seed=ev.seed, processes=ev.processes, progress=False)
                 row = history_row(self.iteration, baseline, match, final)
                 row["module"] = module_id
                 rows.append(row)
-                if final and ev["replays"]:
+                if final and ev.replays:
                     save_sample_games([f"ppo:path={path}", baseline], self.rules,
-                                      self.run_dir / "replays" / f"{module_id}_vs_{tag(baseline)}", ev["replays"],
-                                      seed=ev["seed"])
+                                      self.run_dir / "replays" / f"{module_id}_vs_{tag(baseline)}", ev.replays,
+                                      seed=ev.seed)
         self.history.extend(rows)
         for module_id in paths:
             self.say(format_line(self.iteration, [r for r in rows if r["module"] == module_id],
@@ -260,9 +263,9 @@ class RLlibRun:
         write_json(folder / f"{stem}.json", {
             "format": FORMAT, "trainer": TRAINER, "iteration": self.iteration, "env_steps": int(env_steps),
             "history": self.history, "tensors": path.name, "sha256": digest, "optimizers": optimizers,
-            "name": self.cfg["name"]})
+            "name": self.cfg.name})
         kept = set(sorted(int(m.group(1)) for p in folder.iterdir() if (m := _ITER.match(p.name)))
-                   [-self.cfg["checkpoint"]["keep"]:])
+                   [-self.cfg.checkpoint.keep:])
         for p in folder.iterdir():
             m = _ITER_FILE.match(p.name)
             if m and int(m.group(1)) not in kept:
@@ -279,7 +282,7 @@ class RLlibRun:
         modules = {}
         for module_id, weights in fresh["rl_module"].items():
             checked = check_module(weights, tensors, f"module/{module_id}/", path,
-                                   f"module {module_id!r} of the config (policies: {self.cfg['policies']})")
+                                   f"module {module_id!r} of the config (policies: {self.cfg.policies})")
             modules[module_id] = {k: v.numpy() for k, v in checked.items()}
         saved = state["optimizers"]
         if set(saved) != set(fresh["optimizer"]):
@@ -303,55 +306,67 @@ class RLlibRun:
         self.iteration, self.history = iteration, list(state["history"])
         self.env_steps_before = int(state["env_steps"])
 
-    def run(self, resume_from: Optional[tuple[int, Path, dict]] = None) -> dict:
-        """Train (``resume_from``: a checkpoint of :func:`latest_rllib_checkpoint` to continue)."""
+    def _start(self, resume_from: Optional[tuple[int, Path, dict]]) -> None:
+        """Build the algorithm (and restore ``resume_from``) and write the run's ``config.yaml``."""
         import yaml
 
         try:
             self.run_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise ConfigError(f"cannot create the run directory {self.run_dir}: {exc.strerror or exc}") from None
-        config_text = yaml.safe_dump(self.cfg, sort_keys=False)
+        config_text = yaml.safe_dump(self.cfg.to_dict(), sort_keys=False)
         if resume_from is None:
             (self.run_dir / "config.yaml").write_text(config_text)
             self.algo = build_algo_config(self.cfg).build_algo()
-        else:
-            seed = (self.cfg["seed"] * 1_000_003 + resume_from[0]) % 2**31  # not the first iterations' samples again
-            self.algo = build_algo_config(self.cfg, seed=seed).build_algo()
-            try:
-                self.restore(*resume_from)
-            except BaseException:
-                self.algo.stop()
-                raise
-            (self.run_dir / "config.yaml").write_text(config_text)  # once the checkpoint loaded
-            self.say(f"resumed {self.run_dir} at iteration {self.iteration}")
+            return
+        self.algo = build_algo_config(self.cfg, seed=resume_seed(self.cfg.seed, resume_from[0])).build_algo()
+        try:
+            self.restore(*resume_from)
+        except BaseException:
+            self.algo.stop()
+            raise
+        (self.run_dir / "config.yaml").write_text(config_text)  # once the checkpoint loaded
+        self.say(f"resumed {self.run_dir} at iteration {self.iteration}")
+
+    def _iterate(self) -> tuple[int, Optional[int], float]:
+        """Train to ``iterations``, evaluating and checkpointing when due; (env steps, env steps after the
+        first iteration, seconds of the iterations after the first)."""
         cfg = self.cfg
-        self.say(f"training in {self.run_dir}: RLlib PPO, modules {_module_ids(cfg)}, learners {cfg['learners']}, "
-                 f"{cfg['env_runners']['num_env_runners']} env runners x "
-                 f"{cfg['env_runners']['num_envs_per_env_runner']} envs, {cfg['iterations']} iterations of "
-                 f"{cfg['ppo']['train_batch_size']:,} env steps")
         first_steps: Optional[int] = None  # the first iteration includes start-up: the rate leaves it out
         steps, train_seconds = self.env_steps_before, 0.0
+        while self.iteration < cfg.iterations:
+            t0 = time.perf_counter()
+            result = self.algo.train()
+            self.iteration += 1
+            steps = self.env_steps_before + _steps(result)
+            if first_steps is None:
+                first_steps = steps
+            else:
+                train_seconds += time.perf_counter() - t0
+            ret = _episode_return(result)
+            rate = (steps - first_steps) / train_seconds if train_seconds else None
+            self.say(f"iteration {self.iteration}/{cfg.iterations}: {steps:,} env steps"
+                     + (f", {rate:,.0f} env steps/s" if rate else "")
+                     + (f", mean episode return {ret:+.3f}" if ret is not None else ""))
+            every = cfg.evaluation.every
+            if every and self.iteration % every == 0 and self.iteration < cfg.iterations:
+                self.evaluate()
+            if self.iteration % cfg.checkpoint.every == 0:
+                self.checkpoint(steps)
+        return steps, first_steps, train_seconds
+
+    def run(self, resume_from: Optional[tuple[int, Path, dict]] = None) -> dict:
+        """Train (``resume_from``: a checkpoint of :func:`latest_rllib_checkpoint` to continue)."""
+        from training.report import write_history
+
+        self._start(resume_from)
+        cfg = self.cfg
+        self.say(f"training in {self.run_dir}: RLlib PPO, modules {_module_ids(cfg)}, learners {cfg.learners}, "
+                 f"{cfg.env_runners.num_env_runners} env runners x "
+                 f"{cfg.env_runners.num_envs_per_env_runner} envs, {cfg.iterations} iterations of "
+                 f"{cfg.ppo.train_batch_size:,} env steps")
         try:
-            while self.iteration < cfg["iterations"]:
-                t0 = time.perf_counter()
-                result = self.algo.train()
-                self.iteration += 1
-                steps = self.env_steps_before + _steps(result)
-                if first_steps is None:
-                    first_steps = steps
-                else:
-                    train_seconds += time.perf_counter() - t0
-                ret = _episode_return(result)
-                rate = (steps - first_steps) / train_seconds if train_seconds else None
-                self.say(f"iteration {self.iteration}/{cfg['iterations']}: {steps:,} env steps"
-                         + (f", {rate:,.0f} env steps/s" if rate else "")
-                         + (f", mean episode return {ret:+.3f}" if ret is not None else ""))
-                every = cfg["evaluation"]["every"]
-                if every and self.iteration % every == 0 and self.iteration < cfg["iterations"]:
-                    self.evaluate()
-                if self.iteration % cfg["checkpoint"]["every"] == 0:
-                    self.checkpoint(steps)
+            steps, first_steps, train_seconds = self._iterate()
             rows = self.evaluate(final=True)
             path = self.checkpoint(steps)
         finally:
@@ -360,8 +375,6 @@ class RLlibRun:
         summary = {"run_dir": str(self.run_dir), "iterations": self.iteration, "env_steps": steps,
                    "env_steps_per_second_after_first_iteration": rate, "final": rows, "checkpoint": str(path)}
         (self.run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
-        from training.report import write_history
-
         write_history(self.run_dir / "eval_history.csv", self.history)
         self.say(f"\n{steps:,} env steps; {rate:,.0f} env steps/s in training iterations after the first. Policies: "
                  + ", ".join(str(self.run_dir / f"policy_{m}.npz") for m in _module_ids(cfg))
@@ -369,36 +382,33 @@ class RLlibRun:
         return summary
 
 
+def _run_config(config: Any, run_dir: Optional[str], resume: Optional[str],
+                overrides: Sequence[str]) -> tuple[RLlibConfig, Path, Optional[tuple[int, Path, dict]]]:
+    """The checked config, the run directory and (``--resume``) the checkpoint to continue."""
+    from training.rllib.config import load_rllib_config, rllib_config_from
+
+    if not resume:
+        cfg = rllib_config_from(config, overrides)
+        run_path = check_new_run_dir(Path(run_dir) if run_dir else Path(cfg.output.dir) / cfg.name)
+        return cfg, run_path, None
+    target = Path(resume)
+    saved = target / "config.yaml"
+    if not saved.is_file():
+        raise ConfigError(f"--resume: {target} is not an RLlib run directory (it has no config.yaml)")
+    cfg = load_rllib_config(saved, list(overrides))
+    resume_from = latest_rllib_checkpoint(target)
+    if resume_from is None:
+        raise ConfigError(f"--resume: {target} has no checkpoint yet (checkpoints/iter_<n>.json)")
+    return cfg, target, resume_from
+
+
 def train_rllib(config: Any, run_dir: Optional[str] = None, resume: Optional[str] = None,
                 overrides: Sequence[str] = (), address: Optional[str] = None, out: Optional[TextIO] = None) -> dict:
-    """Run an RLlib config (a path or a mapping) on a local Ray, or on the cluster at ``address``."""
+    """Run an RLlib config (a path, a mapping or an :class:`RLlibConfig`) on a local Ray, or on the cluster at
+    ``address``."""
     import ray
 
-    from training.rllib.config import load_rllib_config, validate_rllib_config
-    from training.config import apply_overrides
-
-    resume_from = None
-    if resume:
-        target = Path(resume)
-        saved = target / "config.yaml"
-        if not saved.is_file():
-            raise ConfigError(f"--resume: {target} is not an RLlib run directory (it has no config.yaml)")
-        cfg = load_rllib_config(saved, list(overrides))
-        resume_from = latest_rllib_checkpoint(target)
-        if resume_from is None:
-            raise ConfigError(f"--resume: {target} has no checkpoint yet (checkpoints/iter_<n>.json)")
-        run_path = target
-    else:
-        if isinstance(config, (str, os.PathLike)):
-            cfg = load_rllib_config(config, list(overrides))
-        else:
-            cfg = validate_rllib_config(apply_overrides(config, list(overrides), "config"), "config")
-        run_path = Path(run_dir) if run_dir else Path(cfg["output"]["dir"]) / cfg["name"]
-        if run_path.exists() and not run_path.is_dir():
-            raise ConfigError(f"the run directory {run_path} is a file; choose another --run-dir")
-        if run_path.exists() and any(run_path.iterdir()):
-            raise ConfigError(f"the run directory {run_path} exists and is not empty: continue it with --resume "
-                              f"{run_path}, or choose another --run-dir")
+    cfg, run_path, resume_from = _run_config(config, run_dir, resume, overrides)
     started = False
     if not ray.is_initialized():
         # the repository root on the workers' path, so they import training/ from this checkout too
@@ -431,9 +441,9 @@ def add_train_rllib_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def run_train_rllib(args: argparse.Namespace) -> int:
     """Run the ``train-rllib`` subcommand; returns the exit status."""
-    from training.train import _importable, install_hint
+    from training.train import importable, install_hint
 
-    missing = [m for m in ("ray", "torch", "yaml", "safetensors") if not _importable(m)]
+    missing = [m for m in ("ray", "torch", "yaml", "safetensors") if not importable(m)]
     if missing:
         print(f"allfives train-rllib needs {', '.join(missing)}. {install_hint('rllib')}", file=sys.stderr)
         return 2
