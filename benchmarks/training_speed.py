@@ -46,9 +46,9 @@ def measure(config: str, steps: int, overrides: list[str]) -> dict:
         finally:
             trainer.vec_env.close()
     return {
-        "config": config, "overrides": overrides, "n_envs": cfg["n_envs"], "vec_env": cfg["vec_env"],
-        "workers": cfg["workers"], "network": cfg["network"], "opponents": cfg["opponents"],
-        "action_features": cfg["env"]["action_features"], "steps": trained, "seconds": round(seconds, 2),
+        "config": config, "overrides": overrides, "n_envs": cfg.n_envs, "vec_env": cfg.vec_env,
+        "workers": cfg.workers, "network": cfg.network.to_dict(), "opponents": cfg.opponents,
+        "action_features": cfg.env.action_features, "steps": trained, "seconds": round(seconds, 2),
         "steps_per_second": round(trained / seconds, 1),
     }
 
