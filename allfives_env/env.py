@@ -54,8 +54,10 @@ class _OutOfBoundsChecked(wrappers.AssertOutOfBoundsWrapper):
     def step(self, action: Any) -> None:
         agent = self.agent_selection
         live = not (self.terminations.get(agent, True) or self.truncations.get(agent, True))
-        if live and (isinstance(action, (bool, np.bool_)) or not self.action_space(agent).contains(action)):
-            n = self.action_space(agent).n
+        n = self.action_space(agent).n
+        # checked here, not with Discrete.contains(), which overflows on huge integers
+        is_id = isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)) and 0 <= action < n
+        if live and not is_id:
             raise IllegalActionError(
                 f"action {short_repr(action)} is not an action id of {agent}: give an integer 0..{n - 1} "
                 f"(None only for an agent that is done)"
@@ -163,7 +165,8 @@ class raw_env(AECEnv):
         self.__dict__.update(state)
 
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-        self._live_game("last()")
+        if self.game is None:  # inline, not _live_game(): this runs on every step
+            raise NotResetError("call reset() before last()")
         return super().last(observe)
 
     def agent_iter(self, max_iter: int = AGENT_ITER_LIMIT) -> Any:
@@ -215,8 +218,12 @@ class raw_env(AECEnv):
 
     # ================================================================== observe / state
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        game = self._live_game("observe()")
-        seat = self._seat_of(agent)
+        game = self.game
+        if game is None:  # the checks are inline: observe runs on every step
+            raise NotResetError("call reset() before observe()")
+        seat = self._seat.get(agent) if isinstance(agent, str) else None
+        if seat is None:
+            seat = self._seat_of(agent)
         return {
             "observation": self.encoder.encode(game, seat),
             "action_mask": self.encoder.action_mask(game, seat),
@@ -234,7 +241,9 @@ class raw_env(AECEnv):
 
     # ================================================================== step
     def step(self, action: Any) -> None:
-        game = self._live_game("step()")
+        game = self.game
+        if game is None:
+            raise NotResetError("call reset() before step()")
         if not self.agents:
             raise GameOverError(
                 f"the game is over and every agent has stepped out (winner: {game.winner}, scores {game.scores}); "
