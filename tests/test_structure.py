@@ -204,3 +204,31 @@ def test_modules_are_small_with_one_job_stated_first(path: Path) -> None:
             length = node.end_lineno - node.lineno + 1
             key = f"{name}:{node.name}"
             assert length <= MAX_FUNCTION_LINES or key in LONG_FUNCTIONS, f"{key} has {length} lines"
+
+
+#: Calls that can run code from a file: unpickling, or YAML/torch loaders that build Python objects.
+UNSAFE_LOADS = {("yaml", "load"), ("yaml", "unsafe_load"), ("yaml", "full_load"), ("pickle", "load"),
+                ("pickle", "loads"), ("cloudpickle", "load"), ("cloudpickle", "loads"), ("torch", "load"),
+                ("joblib", "load"), ("dill", "load"), ("dill", "loads")}
+
+
+def unsafe_loads(path: Path) -> list[str]:
+    """Every call of a loader that may unpickle, and every ``allow_pickle=True`` / ``.load(`` of an SB3
+    model class: a file a user was handed must never run code."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            if (func.value.id, func.attr) in UNSAFE_LOADS or (func.attr == "load" and func.value.id.endswith("PPO")):
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {func.value.id}.{func.attr}")
+        for kw in node.keywords:
+            if kw.arg == "allow_pickle" and not (isinstance(kw.value, ast.Constant) and kw.value.value is False):
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}: allow_pickle")
+    return found
+
+
+def test_nothing_the_project_loads_can_unpickle() -> None:
+    offences = [use for root in (PACKAGE, TRAINING) for path in modules(root) for use in unsafe_loads(path)]
+    assert offences == []

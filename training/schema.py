@@ -336,8 +336,9 @@ def check_agent_specs(specs: list[tuple[str, str]], rules: Any, where: str) -> N
 
 # ---------------------------------------------------------------------------------------------- YAML
 @functools.lru_cache(maxsize=None)
-def _loader() -> Any:
-    """``yaml.SafeLoader`` that also reads ``1e-4`` (exponent, no dot) as a number, as YAML 1.2 does."""
+def _safe_loader_class() -> Any:
+    """``yaml.SafeLoader`` (plain data only: no tag can build a Python object) that also reads ``1e-4``
+    (exponent, no dot) as a number, as YAML 1.2 does."""
     import yaml
 
     class Loader(yaml.SafeLoader):
@@ -371,13 +372,23 @@ def _too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
     return False
 
 
+def _safe_load(text: str) -> Any:
+    """One YAML document through the safe loader. Built here rather than with ``yaml.load(..., Loader=)``,
+    so no call in the project can be pointed at an unsafe loader."""
+    loader = _safe_loader_class()(text)
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()
+
+
 def parse_yaml(text: str, where: str) -> Any:
     """YAML text read safely (no Python objects); ``where`` (e.g. ``"file.yaml: "``) starts every error."""
     import yaml
 
     too_deep = f"{where}the YAML is nested too deeply (a config nests at most {MAX_DEPTH} levels)"
     try:
-        value = yaml.load(text, Loader=_loader())  # noqa: S506  (a SafeLoader subclass)
+        value = _safe_load(text)
     except yaml.YAMLError as exc:
         raise ConfigError(f"{where}not valid YAML: {str(exc)[:MAX_TEXT]}") from None
     except RecursionError:
