@@ -7,8 +7,7 @@ observations (:mod:`allfives_env.encoding`), score changes -> rewards. All rules
 
 from __future__ import annotations
 
-import warnings
-from typing import Any, Mapping, Optional, Union
+from typing import Any, Optional, Union
 
 import gymnasium
 import numpy as np
@@ -196,13 +195,7 @@ class raw_env(AECEnv):
         seed = check_seed(seed)
         # everything is checked before anything changes: a refused reset leaves the env as it was
         rng = np.random.default_rng(seed) if seed is not None else self._rng
-        if isinstance(options, Mapping):
-            unknown = sorted(str(k) for k in options if k not in RESET_OPTION_KEYS)
-            if unknown:
-                # PettingZoo's api_test passes arbitrary options and expects them to be ignored: warn, not raise
-                warnings.warn(f"ignoring unknown reset option(s) {unknown}; allowed: {list(RESET_OPTION_KEYS)}",
-                              stacklevel=2)
-        deals, scores = fixed_start(self.rules, options, rng, ignore_unknown=True)
+        deals, scores = fixed_start(self.rules, options, rng, warn_unknown=True)
         self.game = Game(self.rules, rng, deals=deals, scores=scores, stop_after_hand=self.episode == "hand")
         self._rng = rng
         self._seed = seed

@@ -19,8 +19,6 @@ Dummy/SubprocVecEnv without wrappers. Registered as ``gymnasium.make("AllFives-v
 
 from __future__ import annotations
 
-import math
-import numbers
 from typing import Any, Optional, Sequence, Union
 
 import gymnasium
@@ -35,6 +33,7 @@ from .core.game import Game
 from .core.outcome import top_gainer, zero_sum_share
 from .core.rules import Rules, rules_from
 from .core.seeds import MAX_SEED, check_seed
+from .core.values import is_finite_number, is_integer
 from .encoding import ObservationEncoder
 from .render import render_text
 
@@ -44,13 +43,6 @@ OpponentLike = Union[str, Agent]
 AGENT_SEED_LIMIT = 2**31 - 1
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
-
-
-def _is_finite_number(value: Any) -> bool:
-    """A real, finite number that is not a bool (weights and rewards)."""
-    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)) and math.isfinite(value)
 
 
 class AllFivesSingleSeatEnv(gymnasium.Env):
@@ -94,12 +86,12 @@ class AllFivesSingleSeatEnv(gymnasium.Env):
         if illegal_action not in ("terminate", "raise"):
             raise RulesError(f"illegal_action={short_repr(illegal_action)} is not allowed: choose 'terminate' or 'raise'")
         self.illegal_action = illegal_action
-        if not _is_finite_number(illegal_reward):
+        if not is_finite_number(illegal_reward):
             raise RulesError(f"illegal_reward={short_repr(illegal_reward)} is not allowed: give a finite number, e.g. -1.0")
         self.illegal_reward = float(illegal_reward)
         if render_mode not in (None, "ansi", "rgb_array"):
             raise RulesError(f"render_mode={short_repr(render_mode)} is not allowed: choose 'ansi', 'rgb_array' or None")
-        if seat is not None and not (_is_int(seat) and 0 <= seat < n):
+        if seat is not None and not (is_integer(seat) and 0 <= seat < n):
             raise RulesError(f"seat={short_repr(seat)} is not allowed: give 0..{n - 1}, or None for a random seat each episode")
         if isinstance(opponents, (str, Agent)):
             opponents = [opponents]
@@ -113,7 +105,7 @@ class AllFivesSingleSeatEnv(gymnasium.Env):
             weights = np.full(len(self._pool), 1.0 / len(self._pool))
         else:
             given = list(opponent_weights) if isinstance(opponent_weights, (list, tuple, np.ndarray)) else None
-            if (given is None or len(given) != len(self._pool) or not all(_is_finite_number(w) for w in given)
+            if (given is None or len(given) != len(self._pool) or not all(is_finite_number(w) for w in given)
                     or any(w < 0 for w in given) or sum(given) <= 0):
                 raise AgentError(
                     f"opponent_weights={short_repr(opponent_weights)} must give one finite, non-negative weight per "
@@ -183,7 +175,7 @@ class AllFivesSingleSeatEnv(gymnasium.Env):
             raise NotResetError("call reset() before step()")
         if game.over or self._ended_by_illegal:
             raise GameOverError("the episode is over: call reset() to start a new game")
-        if not (_is_int(action) or (isinstance(action, np.ndarray) and action.shape == () and
+        if not (is_integer(action) or (isinstance(action, np.ndarray) and action.shape == () and
                                     np.issubdtype(action.dtype, np.integer))) or not 0 <= action < self.action_space.n:
             # not an action id: always an error (checked here: gymnasium's contains() overflows on huge ints)
             raise IllegalActionError(game.illegal_message(action))

@@ -224,8 +224,8 @@ def test_single_seat_reset_options_fix_the_deal_or_are_refused() -> None:
     env = AllFivesSingleSeatEnv(seat=0, hand_size=5)
     hands = [["6-6", "5-0", "0-6", "3-1", "5-6"], ["5-3", "2-2", "4-4", "6-2", "1-6"]]
     env.reset(seed=0, options={"hands": hands, "leader": 0, "scores": [20, 30]})
-    assert env.game.hand_records[0].hands[0] == tuple(sorted(env.game.tiles.parse(t) for t in hands[0])) or \
-        sorted(env.game.hand_records[0].hands[0]) == sorted(env.game.tiles.parse(t) for t in hands[0])
+    tiles = env.game.tiles
+    assert env.game.hand_records[0].hands == tuple(tuple(tiles.parse(t) for t in hand) for hand in hands)
     assert env.game.hand_records[0].scores == (20, 30)
     with pytest.raises(DealError, match="unknown reset option"):
         env.reset(seed=0, options={"hand": hands})

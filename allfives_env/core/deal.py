@@ -7,6 +7,7 @@ what was wrong and what is allowed, before any game starts on it.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Mapping, NamedTuple, Optional, Sequence
 
 import numpy as np
@@ -14,6 +15,7 @@ import numpy as np
 from .errors import DealError, short_repr
 from .rules import Rules
 from .tiles import TileLike, tile_set
+from .values import is_integer
 
 
 class Deal(NamedTuple):
@@ -48,7 +50,7 @@ class Deal(NamedTuple):
         tiles = tile_set(rules.max_pip)
         n = rules.num_players
         if not _is_sequence(hands) or len(hands) != n:
-            got = f"{len(hands)} hands" if _is_sequence(hands) else repr(hands)
+            got = f"{len(hands)} hands" if _is_sequence(hands) else short_repr(hands)
             raise DealError(f"a deal needs one hand per player: a list of {n} hands for num_players={n}, got {got}")
         seen: dict[int, str] = {}
 
@@ -81,9 +83,7 @@ class Deal(NamedTuple):
                 )
             rest = [rest[i] for i in rng.permutation(len(rest)).tolist()]
         for name, seat in (("leader", leader), ("opening_drawer", opening_drawer)):
-            if seat is not None and not (
-                isinstance(seat, (int, np.integer)) and not isinstance(seat, (bool, np.bool_)) and 0 <= seat < n
-            ):
+            if seat is not None and not (is_integer(seat) and 0 <= seat < n):
                 raise DealError(f"{name}={short_repr(seat)} is not a seat: give an integer 0..{n - 1} (or null)")
         return Deal(
             tuple(parsed_hands), tuple(top + rest), None if leader is None else int(leader),
@@ -96,18 +96,22 @@ START_OPTION_KEYS = ("hands", "boneyard", "leader", "scores", "opening_drawer")
 
 
 def fixed_start(
-    rules: Rules, options: Any, rng: Optional[np.random.Generator], ignore_unknown: bool = False
+    rules: Rules, options: Any, rng: Optional[np.random.Generator], warn_unknown: bool = False
 ) -> tuple[list[Deal], Optional[list[int]]]:
     """The first deal and starting scores that reset options fix (``hands``, ``boneyard``, ``leader``,
     ``opening_drawer``, ``scores``; see :data:`START_OPTION_KEYS`), checked, for ``Game(deals=...,
-    scores=...)``. Unknown keys are refused, or left out when ``ignore_unknown`` (the caller warns).
+    scores=...)``. Unknown keys are refused, or only warned about with ``warn_unknown`` (PettingZoo's
+    ``api_test`` resets the AEC env with arbitrary options and expects them to be ignored).
     """
     if options is None:
         return [], None
     if not isinstance(options, Mapping):
         raise DealError(f"reset options must be a dict with keys from {list(START_OPTION_KEYS)}, got {short_repr(options)}")
-    unknown = [k for k in options if k not in START_OPTION_KEYS]
-    if unknown and not ignore_unknown:
+    unknown = sorted(str(k) for k in options if k not in START_OPTION_KEYS)
+    if unknown and warn_unknown:
+        # stacklevel 3: the warning points at the caller of the env's reset()
+        warnings.warn(f"ignoring unknown reset option(s) {unknown}; allowed: {list(START_OPTION_KEYS)}", stacklevel=3)
+    elif unknown:
         raise DealError(f"unknown reset option(s) {short_repr(unknown)}; allowed: {list(START_OPTION_KEYS)}")
     deals = []
     if any(k in options for k in ("hands", "boneyard", "leader", "opening_drawer")):
@@ -133,7 +137,7 @@ def starting_scores(rules: Rules, scores: Any) -> list[int]:
     """
     sides = rules.num_sides
     who = "team (seats 0+2, 1+3)" if rules.partnership else "player"
-    if not _is_sequence(scores) or len(scores) != sides or not all(_is_int(x) for x in scores):
+    if not _is_sequence(scores) or len(scores) != sides or not all(is_integer(x) for x in scores):
         raise DealError(f"scores={short_repr(scores)} is not allowed: give a list of {sides} integers, one per {who}")
     values = [int(x) for x in scores]
     low = 0 if not rules.allow_negative else -rules.target
@@ -156,10 +160,6 @@ def starting_scores(rules: Rules, scores: Any) -> list[int]:
             f"(a unique top score at or above the target {rules.target}); a tie at the top plays on"
         )
     return values
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
 def _is_sequence(value: Any) -> bool:

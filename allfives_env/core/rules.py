@@ -11,13 +11,13 @@ the option, the value and what is allowed, so that no game ever starts on rules 
 from __future__ import annotations
 
 import difflib
-import numbers
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Mapping, Optional, Union
 
 import numpy as np
 
 from .errors import RulesError, short_repr
+from .values import is_integer as _is_int
 
 _short = short_repr
 from .tiles import SUPPORTED_MAX_PIPS, tile_set
@@ -52,10 +52,6 @@ _SET_NAMES = {6: "double-six", 9: "double-nine", 12: "double-twelve"}
 #: The highest target accepted (in points): a game far past any table's target could run for so many
 #: hands that its event log would not fit in memory, and with ``max_hands=None`` nothing else ends it.
 MAX_TARGET = 10_000
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
 
 
 def _plain(value: Any) -> Any:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-import numpy as np
-
 from .errors import SeedError, short_repr
+from .values import is_integer
 
 #: Seeds run from 0 to this (2**63 - 1): every such seed is a distinct numpy stream, and it fits the
 #: signed 64-bit integer that any JSON reader of our replays and results maps it to.
@@ -21,7 +20,7 @@ def check_seed(seed: Any, what: str = "seed", allow_none: bool = True) -> Option
     """
     if seed is None and allow_none:
         return None
-    if isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)) and 0 <= seed <= MAX_SEED:
+    if is_integer(seed) and 0 <= seed <= MAX_SEED:
         return int(seed)
     allowed = f"an integer from 0 to 2**63-1 ({MAX_SEED})" + (" or None" if allow_none else "")
     raise SeedError(f"{what}={short_repr(seed)} is not allowed: give {allowed}")

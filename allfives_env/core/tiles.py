@@ -19,6 +19,7 @@ from typing import Iterable, Sequence, Union
 import numpy as np
 
 from .errors import DealError, short_repr as _short
+from .values import is_integer
 
 SUPPORTED_MAX_PIPS = (6, 9, 12)
 
@@ -92,7 +93,7 @@ class TileSet:
             return self.tile_id(int(parts[0]), int(parts[1]))
         # a pair must be a list/tuple/array of exactly two integers: floats would be truncated (6.9 -> 6)
         # and a dict would give its keys, both a silent change of meaning
-        if isinstance(tile, (list, tuple, np.ndarray)) and len(tile) == 2 and all(_is_pip(p) for p in tile):
+        if isinstance(tile, (list, tuple, np.ndarray)) and len(tile) == 2 and all(is_integer(p) for p in tile):
             return self.tile_id(int(tile[0]), int(tile[1]))
         raise DealError(f"cannot read tile {_short(tile)}: give [a, b] (two integers), 'a-b' or a tile id")
 
@@ -118,11 +119,6 @@ class TileSet:
             total += pips[low.bit_length() - 1]
             mask ^= low
         return total
-
-
-def _is_pip(value: object) -> bool:
-    """An integer (Python or numpy), not a bool: the only thing a pip of a ``[a, b]`` pair may be."""
-    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
 
 
 @lru_cache(maxsize=None)
