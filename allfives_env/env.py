@@ -17,6 +17,7 @@ from pettingzoo.utils import wrappers
 
 from .core.errors import GameOverError, IllegalActionError, NotResetError, RulesError, short_repr
 from .core.events import public_view
+from .core.actions import is_action_id
 from .core.deal import START_OPTION_KEYS, fixed_start
 from .core.game import Game
 from .core.outcome import top_gainer, zero_sum_share
@@ -54,9 +55,7 @@ class _OutOfBoundsChecked(wrappers.AssertOutOfBoundsWrapper):
         agent = self.agent_selection
         live = not (self.terminations.get(agent, True) or self.truncations.get(agent, True))
         n = self.action_space(agent).n
-        # checked here, not with Discrete.contains(), which overflows on huge integers
-        is_id = isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)) and 0 <= action < n
-        if live and not is_id:
+        if live and not is_action_id(action, n):
             raise IllegalActionError(
                 f"action {short_repr(action)} is not an action id of {agent}: give an integer 0..{n - 1} "
                 f"(None only for an agent that is done)"

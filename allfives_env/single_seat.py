@@ -28,6 +28,7 @@ from gymnasium import spaces
 from .agents.base import Agent, OracleView, PlayerView
 from .agents.registry import AgentError, make_agent
 from .core.errors import GameOverError, IllegalActionError, NotResetError, RulesError, short_repr
+from .core.actions import is_action_id
 from .core.deal import fixed_start
 from .core.game import Game
 from .core.outcome import top_gainer, zero_sum_share
@@ -175,9 +176,7 @@ class AllFivesSingleSeatEnv(gymnasium.Env):
             raise NotResetError("call reset() before step()")
         if game.over or self._ended_by_illegal:
             raise GameOverError("the episode is over: call reset() to start a new game")
-        if not (is_integer(action) or (isinstance(action, np.ndarray) and action.shape == () and
-                                    np.issubdtype(action.dtype, np.integer))) or not 0 <= action < self.action_space.n:
-            # not an action id: always an error (checked here: gymnasium's contains() overflows on huge ints)
+        if not is_action_id(action, self.action_space.n):  # not an action id: always an error
             raise IllegalActionError(game.illegal_message(action))
         try:
             game.step(int(action))  # validates legality; an illegal action changes nothing

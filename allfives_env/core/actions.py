@@ -7,14 +7,26 @@ logs can be pasted into code.
 
 from __future__ import annotations
 
-from typing import Union
+from typing import Any, Union
+
+import numpy as np
 
 from .board import ALL_SLOTS
 from .errors import IllegalActionError
 from .events import SLOT_NAMES
 from .tiles import TileSet
+from .values import is_integer
 
 DRAW_NAME = "draw"
+
+
+def is_action_id(value: Any, count: int) -> bool:
+    """Whether ``value`` is an action id 0..count-1: an integer (Python, numpy, or a 0-d integer array as
+    vectorised callers pass), not a bool. Checked here rather than with gymnasium's
+    ``Discrete.contains``, which overflows on huge integers."""
+    if isinstance(value, np.ndarray) and value.shape == () and np.issubdtype(value.dtype, np.integer):
+        value = value.item()
+    return is_integer(value) and 0 <= value < count
 
 
 def encode_action(tile: int, slot: int) -> int:
