@@ -25,11 +25,12 @@ import numpy as np
 from .agents.base import Agent, OracleView, PlayerView
 from .agents.registry import AgentError, check_agent_rules, make_agent
 from .core.actions import action_name, parse_action
-from .core.errors import IllegalActionError, RulesError
+from .core.errors import IllegalActionError, RulesError, short_repr
 from .core.game import Game
 from .core.replay import save_replay
 from .core.rules import Rules
 from .core.seeds import check_seed
+from .core.tiles import TileSet
 from .narrate import Narrator
 from .paths import check_output
 from .render import render_text
@@ -50,7 +51,8 @@ QUIT_WORDS, HELP_WORDS = ("q", "quit", "exit"), ("?", "h", "help")
 def _opponents(rules: Rules, human: int, specs: Sequence[str], seed: int) -> dict[int, Agent]:
     """One agent per other seat, from ``specs`` in seat order (the list repeats if it is shorter), each
     built and checked against ``rules`` now, so that no game starts that an opponent cannot play."""
-    if isinstance(specs, str) or not specs:
+    specs = [] if isinstance(specs, str) else list(specs)  # a bare string would be read letter by letter
+    if not specs:
         raise AgentError("give at least one opponent, e.g. --opponents expert")
     others = [s for s in range(rules.num_players) if s != human]
     if len(specs) > len(others):
@@ -64,7 +66,7 @@ def _opponents(rules: Rules, human: int, specs: Sequence[str], seed: int) -> dic
     return bots
 
 
-def _read_move(text: str, legal: list[int], tiles: object) -> tuple[Optional[int], str]:
+def _read_move(text: str, legal: list[int], tiles: TileSet) -> tuple[Optional[int], str]:
     """(the legal action ``text`` names, "") or (None, why not)."""
     if len(text) > MAX_LINE:
         return None, f"that line is {len(text)} characters long, too long for a move; {HELP}"
@@ -75,16 +77,16 @@ def _read_move(text: str, legal: list[int], tiles: object) -> tuple[Optional[int
         if 1 <= k <= len(legal):
             return legal[k - 1], ""
         return None, f"there is no move {k}: choose 1..{len(legal)}"
-    if text.isdigit() or text.isnumeric():  # ², ½, Ⅻ: numeric but not a number int() reads
+    if text.isnumeric():  # ², ½, Ⅻ: numeric but not a number int() reads
         return None, f"{text!r} is not a move number: type the number with the digits 0-9, 1..{len(legal)}"
     try:
-        action = parse_action(text, tiles)  # type: ignore[arg-type]
+        action = parse_action(text, tiles)
     except IllegalActionError as exc:
         return None, f"{exc}; {HELP}"
     if action in legal:
         return action, ""
-    return None, (f"{action_name(action, tiles)} is not legal now; legal: "  # type: ignore[arg-type]
-                  f"{', '.join(action_name(a, tiles) for a in legal)}")  # type: ignore[arg-type]
+    return None, (f"{action_name(action, tiles)} is not legal now; legal: "
+                  f"{', '.join(action_name(a, tiles) for a in legal)}")
 
 
 def _choose(game: Game, seat: int, names: list[str], inp: TextIO, out: TextIO) -> Optional[int]:
@@ -144,7 +146,7 @@ def play_terminal(rules: Rules, opponents: Sequence[str], seat: int = 0, seed: O
     seat = _check_seat(rules, seat)
     seed = check_seed(secrets.randbelow(FRESH_SEED_LIMIT) if seed is None else seed, allow_none=False)
     check_output(replay_path, "--replay")
-    bots = _opponents(rules, seat, opponents if isinstance(opponents, str) else list(opponents), seed)
+    bots = _opponents(rules, seat, opponents, seed)
     names = [f"player_{s}" for s in range(rules.num_players)]
     names[seat] = f"player_{seat} (you)"
     for s, bot in bots.items():
@@ -173,7 +175,7 @@ def _check_seat(rules: Rules, seat: object) -> int:
     if not isinstance(rules, Rules):
         raise RulesError(f"rules must be a Rules object, got {type(rules).__name__}")
     if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) or not 0 <= seat < rules.num_players:
-        raise RulesError(f"seat={seat!r} is not allowed: choose 0..{rules.num_players - 1}")
+        raise RulesError(f"seat={short_repr(seat)} is not allowed: choose 0..{rules.num_players - 1}")
     return int(seat)
 
 

@@ -78,4 +78,4 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 def _one_line(exc: BaseException) -> str:
     """The message of ``exc`` on one line (a file name with a newline in it cannot split it)."""
-    return " ".join(str(exc).split("\n"))
+    return str(exc).replace("\n", " ")

@@ -7,7 +7,6 @@ subparsers and sets ``handler``, the function that runs it and returns the exit 
 from __future__ import annotations
 
 import argparse
-import math
 import os
 from typing import Any
 
@@ -25,6 +24,7 @@ from ..evaluation import (
     save_sample_games,
     tournament,
 )
+from ..evaluation.statistics import check_prior
 from ..paths import check_output
 from .options import add_shared_options, int_type, rules_for, shorten
 
@@ -45,16 +45,15 @@ PROCESSES_PER_CPU = 4
 
 
 def _prior_type(text: str) -> float:
-    """``--prior``: a finite number >= 0."""
+    """``--prior``: a finite number >= 0 (:func:`~allfives_env.evaluation.statistics.check_prior`)."""
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{shorten(text)} is not a number: give a finite number >= 0") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"{text} is not allowed: give a finite number >= 0")
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text} is not allowed: give a finite number >= 0 (0 = no prior)")
-    return value
+    try:
+        return check_prior(value)
+    except EvaluationError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _add_run_options(p: argparse.ArgumentParser, games_help: str, games_default: int) -> None:

@@ -12,9 +12,9 @@ import argparse
 import json
 from typing import Any, Callable, Optional, Sequence
 
-from ..core.errors import RulesError
+from ..core.errors import RulesError, SeedError
 from ..core.rules import Rules
-from ..core.seeds import MAX_SEED
+from ..core.seeds import MAX_SEED, check_seed
 
 __all__ = ["add_shared_options", "int_type", "rules_for", "rules_from_options", "seed_type", "shorten"]
 
@@ -29,6 +29,7 @@ DIGITS_MAX = 100
 TEAM_PLAYERS = 4
 #: How the seed's range reads in help and messages.
 SEED_RANGE = "0 to 2**63-1"
+SEED_ALLOWED = f"an integer from {SEED_RANGE} ({MAX_SEED})"
 #: The example in ``--rule``'s help unless a command gives its own.
 RULE_EXAMPLE = "hand_end=winner_takes"
 
@@ -39,17 +40,22 @@ def shorten(text: str, limit: int = QUOTE_MAX) -> str:
     return shown if len(shown) <= limit else shown[: limit - 4] + "...'"
 
 
+def _read_int(text: str, allowed: str) -> int:
+    """``text`` as an integer, else an ArgumentTypeError that says ``allowed``."""
+    stripped = text.strip()
+    if len(stripped) > DIGITS_MAX and stripped.lstrip("+-").isdecimal():
+        raise argparse.ArgumentTypeError(f"{shorten(text)} is out of range: give {allowed}")
+    try:
+        return int(stripped)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{shorten(text)} is not an integer: give {allowed}") from None
+
+
 def int_type(low: int, high: int, allowed: str) -> Callable[[str], int]:
     """An argparse type: an integer from ``low`` to ``high``; errors say ``allowed``."""
 
     def parse(text: str) -> int:
-        stripped = text.strip()
-        if len(stripped) > DIGITS_MAX and stripped.lstrip("+-").isdecimal():
-            raise argparse.ArgumentTypeError(f"{shorten(text)} is out of range: give {allowed}")
-        try:
-            value = int(stripped)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{shorten(text)} is not an integer: give {allowed}") from None
+        value = _read_int(text, allowed)
         if not low <= value <= high:
             raise argparse.ArgumentTypeError(f"{shorten(str(value))} is out of range: give {allowed}")
         return value
@@ -57,7 +63,12 @@ def int_type(low: int, high: int, allowed: str) -> Callable[[str], int]:
     return parse
 
 
-seed_type = int_type(0, MAX_SEED, f"an integer from {SEED_RANGE} ({MAX_SEED})")
+def seed_type(text: str) -> int:
+    """``--seed``: an integer, checked by the library's one rule for seeds (:func:`check_seed`)."""
+    try:
+        return check_seed(_read_int(text, SEED_ALLOWED), allow_none=False)  # type: ignore[return-value]
+    except SeedError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def parse_rule(text: str) -> tuple[str, Any]:

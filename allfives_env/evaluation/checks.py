@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional, Sequence, Union
 
-
 from ..agents import Agent, make_agent
 from ..agents.registry import check_agent_rules
+from ..core.errors import short_repr
 from ..core.rules import Rules
-from ..core.seeds import check_seed as core_check_seed
 from .errors import EvaluationError
 
 #: The most games one run plays (``games``, ``games_per_pair``): every game's record is kept in memory.
@@ -36,23 +35,19 @@ def resolve_rules(rules: RulesLike = None, num_players: Optional[int] = None) ->
     return Rules.from_options(dict(rules or {}), **overrides)
 
 
-def check_seed(seed: int) -> int:
-    """``seed`` as a Python int, by the library's one rule for seeds (0 to 2**63-1, :class:`SeedError`)."""
-    return core_check_seed(seed, allow_none=False)  # type: ignore[return-value]
-
-
 def check_run_args(processes: int, count: int, what: str) -> None:
     """``processes`` a positive integer, ``count`` (named ``what`` in the message) 1 to :data:`MAX_GAMES`."""
     if isinstance(processes, bool) or not isinstance(processes, int) or processes < 1:
-        raise EvaluationError(f"processes={processes!r} must be a positive integer")
+        raise EvaluationError(f"processes={short_repr(processes)} must be a positive integer")
     if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_GAMES:
-        raise EvaluationError(f"{what}={count!r} is not allowed: give an integer from 1 to {MAX_GAMES}")
+        raise EvaluationError(f"{what}={short_repr(count)} is not allowed: give an integer from 1 to {MAX_GAMES}")
 
 
 def check_bootstrap(bootstrap: int) -> int:
     """The number of bootstrap resamples: an integer from 0 (none) to :data:`MAX_BOOTSTRAP`."""
     if isinstance(bootstrap, bool) or not isinstance(bootstrap, int) or not 0 <= bootstrap <= MAX_BOOTSTRAP:
-        raise EvaluationError(f"bootstrap={bootstrap!r} is not allowed: give an integer from 0 to {MAX_BOOTSTRAP}")
+        raise EvaluationError(f"bootstrap={short_repr(bootstrap)} is not allowed: "
+                              f"give an integer from 0 to {MAX_BOOTSTRAP}")
     return bootstrap
 
 
@@ -60,18 +55,29 @@ def _agent_spec(agent: AgentLike) -> str:
     if isinstance(agent, Agent):
         return agent.spec()
     if not isinstance(agent, str) or not agent.strip():
-        raise EvaluationError(f"an agent must be a spec string such as 'greedy' or 'pimc:samples=50', got {agent!r}")
+        raise EvaluationError("an agent must be a spec string such as 'greedy' or 'pimc:samples=50', "
+                              f"got {short_repr(agent)}")
     return agent.strip()
 
 
-def check_agents(agents: Sequence[AgentLike], rules: Optional[Rules] = None) -> list[str]:
+def check_agents(agents: Sequence[AgentLike], rules: Optional[Rules] = None, distinct: bool = False) -> list[str]:
     """Spec strings, each built once here so that a bad name or parameter, or an agent that cannot play
-    ``rules`` (a policy trained for other rules), fails before any game."""
+    ``rules`` (a policy trained for other rules), fails before any game. With ``distinct`` (a
+    tournament), at least two agents and none twice however it is written ("random:" and "random",
+    "expert:w_score=1" and "expert")."""
     if isinstance(agents, (str, Agent)) or not isinstance(agents, Sequence):
-        raise EvaluationError(f"agents must be a list of spec strings or agents, got {agents!r}")
+        raise EvaluationError(f"agents must be a list of spec strings or agents, got {short_repr(agents)}")
     specs = [_agent_spec(a) for a in agents]
+    canonical = []
     for spec in specs:
         agent = make_agent(spec)
         if rules is not None:
             check_agent_rules(agent, rules)
+        canonical.append(agent.spec())
+    if distinct:
+        if len(specs) < 2:
+            raise EvaluationError(f"a tournament needs at least 2 agents, got {specs}")
+        dupes = sorted({s for s, c in zip(specs, canonical) if canonical.count(c) > 1})
+        if dupes:
+            raise EvaluationError(f"agents must be distinct, got the same agent more than once: {dupes}")
     return specs

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-from .checks import AgentLike, RulesLike, check_agents, check_run_args, check_seed, resolve_rules
+from ..core.seeds import check_seed
+from .checks import AgentLike, RulesLike, check_agents, check_run_args, resolve_rules
 from .results import MatchResult, summarize_match
 from .runner import run_matchups
 from .scheduling import duplicate_orders, sets_for
@@ -31,7 +32,7 @@ def evaluate(
     ``seed`` (not on ``processes``), except the measured think times.
     """
     r = resolve_rules(rules, num_players)
-    seed = check_seed(seed)
+    seed = check_seed(seed, allow_none=False)
     check_run_args(processes, games, "games")
     specs = check_agents(agents, r)
     orders = duplicate_orders(r, len(specs), balanced)

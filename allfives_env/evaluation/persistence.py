@@ -8,10 +8,12 @@ from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence, Union
 
 from ..agents import make_agent
+from ..core.errors import short_repr
 from ..core.game import Game
 from ..core.replay import game_record, save_replay
 from ..match import play_game
-from .checks import AgentLike, RulesLike, check_agents, check_run_args, check_seed, resolve_rules
+from ..core.seeds import check_seed
+from .checks import AgentLike, RulesLike, check_agents, check_run_args, resolve_rules
 from .errors import EvaluationError
 from .results import MatchResult, Result, TournamentResult
 from .scheduling import agent_seeds, duplicate_orders, set_seeds
@@ -55,7 +57,7 @@ def load_result(path: Union[str, Path]) -> Result:
 def _checked_match(result: MatchResult) -> MatchResult:
     """``result`` if its fields have the shapes a saved match-up has, else a ValueError saying which."""
     if not result.agents or not all(isinstance(a, str) for a in result.agents):
-        raise ValueError(f"agents must be a list of spec strings, got {repr(result.agents)[:100]}")
+        raise ValueError(f"agents must be a list of spec strings, got {short_repr(result.agents)}")
     for name in ("win_rate_ci", "points_per_hand_ci"):
         if len(getattr(result, name)) != 2:
             raise ValueError(f"{name} must be [low, high]")
@@ -118,7 +120,7 @@ def save_sample_games(
     (``allfives replay FILE --html OUT.html``). Each record also lists the agent spec of every seat
     under ``"agents"``. Files: ``<out_dir>/game_<set>_<k>.json``."""
     r = resolve_rules(rules, num_players)
-    seed = check_seed(seed)
+    seed = check_seed(seed, allow_none=False)
     check_run_args(1, count, "count")
     specs = check_agents(agents, r)
     orders = duplicate_orders(r, len(specs), balanced)

@@ -257,7 +257,7 @@ class TournamentResult:
             "agents": list(self.agents), "rules": dict(self.rules), "seed": self.seed, "anchor": self.anchor,
             "prior": self.prior, "bootstrap": self.bootstrap, "ratings": [nan_to_none(r) for r in self.ratings],
             "rating_ci": [interval_to_list(ci) for ci in self.rating_ci],
-            "win_rates": [[nan_to_none(x) if x is not None else None for x in row] for row in self.win_rates],
+            "win_rates": [[nan_to_none(x) for x in row] for row in self.win_rates],
             "scores": [nan_to_none(s) for s in self.scores], "games": list(self.games),
             "matches": [m.to_dict(include_games) for m in self.matches],
         }

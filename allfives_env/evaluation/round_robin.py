@@ -7,12 +7,10 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from ..agents import make_agent, parse_agent_spec
+from ..agents import parse_agent_spec
 from ..core.rules import Rules
-from .checks import (
-    AgentLike, RulesLike, check_agents, check_bootstrap, check_run_args, check_seed, resolve_rules,
-)
-from .errors import EvaluationError
+from ..core.seeds import check_seed
+from .checks import AgentLike, RulesLike, check_agents, check_bootstrap, check_run_args, resolve_rules
 from .results import MatchResult, TournamentResult, first_score, summarize_match
 from .runner import run_matchups
 from .scheduling import bootstrap_generator, duplicate_orders, sets_for
@@ -20,17 +18,6 @@ from .statistics import ELO_SCALE, bradley_terry, bt_log10_strengths, check_prio
 
 # the percentiles of the bootstrap ratings that bound their 95% intervals
 _CI_PERCENTILES = [2.5, 97.5]
-
-
-def _check_distinct(specs: Sequence[str]) -> None:
-    """At least two agents, no agent twice however it is written ("random:" and "random",
-    "expert:w_score=1" and "expert")."""
-    if len(specs) < 2:
-        raise EvaluationError(f"a tournament needs at least 2 agents, got {specs}")
-    canonical = [make_agent(s).spec() for s in specs]
-    dupes = sorted({s for s, c in zip(specs, canonical) if canonical.count(c) > 1})
-    if dupes:
-        raise EvaluationError(f"agents must be distinct, got the same agent more than once: {dupes}")
 
 
 def _anchor_index(specs: Sequence[str]) -> int:
@@ -41,11 +28,9 @@ def _anchor_index(specs: Sequence[str]) -> int:
     return 0
 
 
-def _pair_scores(match: MatchResult) -> np.ndarray:
+def _pair_scores(match: MatchResult, side_of: Sequence[int]) -> np.ndarray:
     """Per duplicate set: (first agent's score, second agent's score), draws half each."""
     per_set: dict[int, list[float]] = {}
-    rules = Rules(**match.rules)
-    side_of = [rules.side_of(s) for s in range(rules.num_players)]
     for rec in match.records:
         mine = first_score(rec, side_of)
         acc = per_set.setdefault(rec.set_index, [0.0, 0.0])
@@ -84,7 +69,8 @@ def _rate(
     """The tournament's ratings, intervals, win-rate matrix and scores from its played match-ups."""
     n = len(specs)
     anchor = _anchor_index(specs)
-    per_set = np.stack([_pair_scores(m) for m in matches])  # (pairs, sets, 2)
+    side_of = [rules.side_of(s) for s in range(rules.num_players)]
+    per_set = np.stack([_pair_scores(m, side_of) for m in matches])  # (pairs, sets, 2)
     wins = np.zeros((n, n))
     for (i, j), ps in zip(pairs, per_set):
         wins[i, j] += ps[:, 0].sum()
@@ -131,12 +117,11 @@ def tournament(
     and in the bootstrap resamples; it shifts ratings only slightly once pairs have hundreds of games.
     """
     r = resolve_rules(rules, num_players)
-    seed = check_seed(seed)
+    seed = check_seed(seed, allow_none=False)
     check_run_args(processes, games_per_pair, "games_per_pair")
     check_bootstrap(bootstrap)
     prior = check_prior(prior)  # now, not after every game has been played
-    specs = check_agents(agents, r)
-    _check_distinct(specs)
+    specs = check_agents(agents, r, distinct=True)
     balanced = not r.partnership and r.num_players > 2
     orders = duplicate_orders(r, 2, balanced)
     sets = sets_for(games_per_pair, orders)

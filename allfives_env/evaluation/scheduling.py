@@ -32,7 +32,7 @@ from typing import Sequence
 import numpy as np
 
 from ..core.rules import Rules
-from .checks import check_seed
+from ..core.seeds import check_seed
 from .errors import EvaluationError
 
 #: The spawn key of a tournament's bootstrap generator. Set indices, the other spawn keys, count up from
@@ -84,13 +84,13 @@ def set_seeds(seed: int, set_index: int) -> tuple[int, int]:
     Child ``set_index`` of ``SeedSequence(seed)`` (the spawn key), so any set's seeds can be computed
     on its own, in any worker, in any order.
     """
-    state = np.random.SeedSequence(check_seed(seed), spawn_key=(int(set_index),)).generate_state(2)
+    state = np.random.SeedSequence(check_seed(seed, allow_none=False), spawn_key=(int(set_index),)).generate_state(2)
     return int(state[0]), int(state[1])
 
 
 def agent_seeds(seed: int, set_index: int, game_index: int, num_players: int) -> list[int]:
     """The per-seat agent seeds of game ``game_index`` of duplicate set ``set_index``."""
-    ss = np.random.SeedSequence(check_seed(seed), spawn_key=(int(set_index), int(game_index)))
+    ss = np.random.SeedSequence(check_seed(seed, allow_none=False), spawn_key=(int(set_index), int(game_index)))
     return [int(s) for s in ss.generate_state(num_players)]
 
 

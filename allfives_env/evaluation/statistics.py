@@ -7,6 +7,7 @@ from typing import Any, Sequence, Union
 
 import numpy as np
 
+from ..core.errors import short_repr
 from .errors import EvaluationError
 
 Z95 = 1.959963984540054  # the standard normal 97.5% quantile
@@ -215,8 +216,13 @@ def bradley_terry(
 
 def check_prior(prior: Any) -> float:
     """The Bradley-Terry prior as a float: a finite number >= 0 (0 = the plain maximum-likelihood fit)."""
-    if isinstance(prior, bool) or not isinstance(prior, (int, float, np.integer, np.floating)) \
-            or not math.isfinite(prior) or prior < 0:
-        raise EvaluationError(f"prior={prior!r} is not allowed: give a finite number >= 0 (virtual drawn games per "
-                              "pair; 0 = none, the plain maximum-likelihood fit)")
-    return float(prior)
+    value = math.nan
+    if not isinstance(prior, bool) and isinstance(prior, (int, float, np.integer, np.floating)):
+        try:
+            value = float(prior)
+        except OverflowError:  # an int past float range
+            pass
+    if not (math.isfinite(value) and value >= 0):
+        raise EvaluationError(f"prior={short_repr(prior)} is not allowed: give a finite number >= 0 (virtual drawn "
+                              "games per pair; 0 = none, the plain maximum-likelihood fit)")
+    return value
