@@ -89,7 +89,8 @@ def save_replay(source: Union[Game, dict[str, Any]], path: Union[str, Path], see
     return path
 
 
-#: The largest replay file read: a 200-hand game is about 2 MB, so this leaves room for any real game
+#: The largest replay file read: a 200-hand 4-player game (the default max_hands cap) saves to under 1 MB
+#: (0.94 MB at most over 30 random games, target 10,000), so this leaves room for any real game
 #: while a stream without end (``/dev/zero``) or a giant file is refused instead of filling memory.
 MAX_REPLAY_BYTES = 64 * 1024 * 1024
 #: The most digits an integer of a replay may have: replays hold seats, tiles, counts and scores only.
