@@ -26,16 +26,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 from pathlib import Path
-from typing import Any, Callable, Mapping, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Pattern, Sequence, Union
 
 from allfives_env.core.errors import short_repr
+from allfives_env.core.values import is_finite_number, is_integer, is_real
 from training.schema import ConfigError
 
-__all__ = ["FORMAT", "CheckpointError", "write_tensors", "read_tensors", "write_json", "read_json", "need",
-           "split_optimizer", "restore_optimizer", "module_tensors", "check_module", "old_format_error"]
+__all__ = ["FORMAT", "CheckpointError", "atomic_write", "write_tensors", "read_tensors", "write_json", "read_json",
+           "newest_state", "prune", "need", "check_header", "split_optimizer", "restore_optimizer", "module_tensors",
+           "check_module", "old_format_error"]
 
 FORMAT = "allfives-checkpoint/1"
 MAX_JSON_BYTES = 256 << 20
@@ -56,7 +57,11 @@ def old_format_error(path: Path) -> CheckpointError:
 
 
 # ---------------------------------------------------------------------------------------------- files
-def _atomic_write_bytes(path: Path, data: bytes) -> None:
+def atomic_write(path: Path, data: Union[bytes, str]) -> None:
+    """Write ``data`` (text as UTF-8) to ``path`` through a synced temporary file and a rename."""
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "wb") as f:
         f.write(data)
@@ -76,7 +81,7 @@ def write_tensors(path: Path, tensors: Mapping[str, Any]) -> str:
         t = torch.from_numpy(np.ascontiguousarray(value)) if isinstance(value, np.ndarray) else value
         plain[name] = t.detach().cpu().contiguous().clone()  # clone: no two entries share memory
     data = save(plain)
-    _atomic_write_bytes(Path(path), data)
+    atomic_write(path, data)
     return hashlib.sha256(data).hexdigest()
 
 
@@ -106,7 +111,7 @@ def read_tensors(path: Path, sha256: Optional[str], named_by: Path) -> dict[str,
 
 def write_json(path: Path, state: Mapping[str, Any]) -> None:
     """Write a JSON state atomically (the checkpoint's commit point)."""
-    _atomic_write_bytes(Path(path), json.dumps(state, indent=1).encode("utf-8"))
+    atomic_write(path, json.dumps(state, indent=1))
 
 
 def read_json(path: Path) -> dict[str, Any]:
@@ -136,24 +141,35 @@ def read_json(path: Path) -> dict[str, Any]:
     return value
 
 
+def newest_state(folder: Path, state_name: Pattern[str]) -> Optional[tuple[int, Path, dict[str, Any]]]:
+    """(number, path, unchecked state) of the highest-numbered state file in ``folder`` whose name matches
+    ``state_name`` (group 1: the number), skipping one pruned while it was listed; None when there is none."""
+    numbered = sorted(((int(m.group(1)), p) for p in Path(folder).iterdir() if (m := state_name.match(p.name))),
+                      reverse=True)
+    for number, path in numbered:
+        try:
+            return number, path, read_json(path)
+        except FileNotFoundError:  # pruned by a trainer that is still running
+            continue
+    return None
+
+
+def prune(folder: Path, state_name: Pattern[str], file_name: Pattern[str], keep: int) -> None:
+    """Delete the files (``file_name``, group 1: the number) of all but the newest ``keep`` checkpoints whose
+    state file matches ``state_name``."""
+    kept = set(sorted(int(m.group(1)) for p in folder.iterdir() if (m := state_name.match(p.name)))[-keep:])
+    for p in folder.iterdir():
+        m = file_name.match(p.name)
+        if m and int(m.group(1)) not in kept:
+            p.unlink(missing_ok=True)
+
+
 # ---------------------------------------------------------------------------------------------- JSON fields
-def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-def _is_num(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-
-def _finite(v: Any) -> bool:
-    return _is_num(v) and math.isfinite(v)
-
-
 CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
-    "int>=0": (lambda v: _is_int(v) and 0 <= v <= 2**63 - 1, "an integer >= 0"),
-    "int>=0|null": (lambda v: v is None or (_is_int(v) and 0 <= v <= 2**63 - 1), "null or an integer >= 0"),
-    "seconds": (lambda v: _finite(v) and v >= 0, "a finite number >= 0"),
-    "number": (_is_num, "a number"),
+    "int>=0": (lambda v: is_integer(v) and 0 <= v <= 2**63 - 1, "an integer >= 0"),
+    "int>=0|null": (lambda v: v is None or (is_integer(v) and 0 <= v <= 2**63 - 1), "null or an integer >= 0"),
+    "seconds": (lambda v: is_finite_number(v) and v >= 0, "a finite number >= 0"),
+    "number": (is_real, "a number"),
     "bool": (lambda v: isinstance(v, bool), "true or false"),
     "str": (lambda v: isinstance(v, str) and len(v) <= 10_000, "a string"),
     "list": (lambda v: isinstance(v, list), "a list"),
@@ -174,6 +190,13 @@ def need(obj: Mapping[str, Any], key: str, kind: str, where: str, dotted: str = 
     if not ok(value):
         raise CheckpointError(f"{where}: {name} must be {wanted}, got {short_repr(value)}")
     return value
+
+
+def check_header(state: Mapping[str, Any], where: str, trainer: str) -> None:
+    """A CheckpointError unless the run state is of this :data:`FORMAT` and written by ``trainer``."""
+    if state.get("format") != FORMAT or state.get("trainer") != trainer:
+        raise CheckpointError(f"{where}: not a checkpoint of this format (format {short_repr(state.get('format'))}, "
+                              f"trainer {short_repr(state.get('trainer'))}; expected {FORMAT!r}, {trainer!r})")
 
 
 def check_history(rows: Any, where: str) -> list[dict[str, Any]]:
@@ -241,9 +264,7 @@ def check_module(fresh: Mapping[str, Any], tensors: Mapping[str, Any], prefix: s
 def _jsonable(value: Any) -> Any:
     import numpy as np
 
-    if isinstance(value, tuple):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, list):
+    if isinstance(value, (tuple, list)):
         return [_jsonable(v) for v in value]
     if isinstance(value, np.generic):
         return value.item()
@@ -277,9 +298,9 @@ def _coerce(fresh: Any, saved: Any) -> Any:
         if type(fresh) is type(saved):
             return saved
         raise ValueError
-    if _is_num(fresh):
-        if _finite(saved):
-            return type(fresh)(saved) if isinstance(fresh, float) or _is_int(saved) else float(saved)
+    if is_real(fresh):
+        if is_finite_number(saved):
+            return type(fresh)(saved) if isinstance(fresh, float) or is_integer(saved) else float(saved)
         raise ValueError
     if isinstance(fresh, (tuple, list)):
         if isinstance(saved, list) and len(saved) == len(fresh):
@@ -343,7 +364,7 @@ def restore_optimizer(fresh: Mapping[str, Any], params: Sequence[Any], tensors: 
         state.setdefault(idx, {})[key] = t
     for name, value in scalars.items():
         idx_text, _, key = str(name).partition("/")
-        if not idx_text.isdigit() or int(idx_text) not in known or not key or not _finite(value):
+        if not idx_text.isdigit() or int(idx_text) not in known or not key or not is_finite_number(value):
             raise CheckpointError(f"{where}: unexpected optimizer value {short_repr(name)}: {short_repr(value)}")
         state.setdefault(int(idx_text), {})[key] = value
     names = {frozenset(entry) for entry in state.values()}

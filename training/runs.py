@@ -13,6 +13,9 @@ from pathlib import Path
 from typing import Optional
 
 from allfives_env.core.errors import short_repr
+from training.checkpoint import (
+    CheckpointError, atomic_write, check_header, check_history, need, newest_state, old_format_error,
+)
 from training.schema import ConfigError
 
 __all__ = ["CHECKPOINTS", "TRAINER", "CHECKPOINT_STATE", "CHECKPOINT_FILE", "atomic_write", "run_dirs", "new_run_dir",
@@ -25,13 +28,6 @@ CHECKPOINT_FILE = re.compile(r"^step_(\d+)\.(?:json|safetensors)(?:\.tmp)?$")
 _OLD_CKPT = re.compile(r"^step_(\d+)\.zip$")  # stable-baselines3's pickle-based format: refused
 RESEED_MULTIPLIER = 1_000_003  # a prime: (seed, step) pairs map to distinct seeds
 SEED_MODULUS = 2**31
-
-
-def atomic_write(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename."""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
 
 
 def resume_seed(seed: int, step: int) -> int:
@@ -78,8 +74,6 @@ def latest_checkpoint(run_dir: Path) -> Optional[tuple[int, Path, dict]]:
 
     Raises :class:`~training.checkpoint.CheckpointError` for a checkpoint of the old pickle-based format
     (``step_<N>.zip``) and for a state file that is damaged or not of this format; it never unpickles."""
-    from training.checkpoint import old_format_error, read_json
-
     folder = Path(run_dir) / CHECKPOINTS
     if not folder.is_dir():
         return None
@@ -87,21 +81,15 @@ def latest_checkpoint(run_dir: Path) -> Optional[tuple[int, Path, dict]]:
     old = [n for n in names if _OLD_CKPT.match(n)]
     if old:
         raise old_format_error(folder / old[-1])
-    for step, name in sorted(((int(m.group(1)), n) for n in names if (m := CHECKPOINT_STATE.match(n))),
-                             reverse=True):
-        path = folder / name
-        try:
-            state = read_json(path)
-        except FileNotFoundError:  # pruned by a trainer that is still running
-            continue
-        return step, path.with_suffix(".safetensors"), check_state(state, path, step, Path(run_dir))
-    return None
+    newest = newest_state(folder, CHECKPOINT_STATE)
+    if newest is None:
+        return None
+    step, path, state = newest
+    return step, path.with_suffix(".safetensors"), check_state(state, path, step, Path(run_dir))
 
 
 def _check_league(state: dict, where: str, run_dir: Path) -> None:
     """The league of a run state: snapshots under ``league/`` of the run, each file present."""
-    from training.checkpoint import CheckpointError, need
-
     league = need(state, "league", "dict", where)
     snapshots = need(league, "snapshots", "list", where, "league.")
     for i, snap in enumerate(snapshots):
@@ -120,8 +108,6 @@ def _check_league(state: dict, where: str, run_dir: Path) -> None:
 
 def _check_model(state: dict, where: str, path: Path, step: int) -> None:
     """The ``model`` entry of a run state: the tensors file, its checksum and SB3's counters."""
-    from training.checkpoint import CheckpointError, need
-
     model = need(state, "model", "dict", where)
     if need(model, "tensors", "str", where, "model.") != path.with_suffix(".safetensors").name:
         raise CheckpointError(f"{where}: model.tensors must be {path.with_suffix('.safetensors').name!r}, got "
@@ -136,14 +122,10 @@ def _check_model(state: dict, where: str, path: Path, step: int) -> None:
 
 def check_state(state: dict, path: Path, step: int, run_dir: Path) -> dict:
     """A run state read from ``path`` (``step_<step>.json``), every field checked (CheckpointError if not)."""
-    from training.checkpoint import FORMAT, CheckpointError, check_history, need, old_format_error
-
     where = str(path)
     if "format" not in state and "history" in state:  # written by the pickle-based version next to a .zip
         raise old_format_error(path)
-    if state.get("format") != FORMAT or state.get("trainer") != TRAINER:
-        raise CheckpointError(f"{where}: not a checkpoint of this format (format {short_repr(state.get('format'))}, "
-                              f"trainer {short_repr(state.get('trainer'))}; expected {FORMAT!r}, {TRAINER!r})")
+    check_header(state, where, TRAINER)
     if need(state, "step", "int>=0", where) != step:
         raise CheckpointError(f"{where}: says step {state['step']}, but its name says {step}")
     state["history"] = check_history(state.get("history"), where)

@@ -23,18 +23,18 @@ import copy
 import dataclasses
 import difflib
 import functools
-import math
 import re
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, TypeVar, Union
 
 from allfives_env.core.errors import AllFivesError, short_repr
+from allfives_env.core.values import is_finite_number, is_integer
 
 __all__ = [
     "ConfigError", "Check", "Section", "setting", "section", "resolve", "build_rules", "check_agent_specs",
     "read_yaml", "parse_yaml", "apply_overrides", "rules_options", "opponent_mixture",
     "is_int", "is_number", "integer", "number", "choice", "boolean", "text", "path_text", "optional", "run_name",
-    "layer_sizes", "agent_specs", "short_repr",
+    "layer_sizes", "agent_specs",
     "MAX_SEED", "MAX_STEPS", "MAX_DEPTH", "MAX_SPECS", "MAX_PROCESSES", "MAX_GAMES", "MAX_REPLAYS",
     "MAX_CHECKPOINTS_KEPT", "MAX_EPOCHS",
 ]
@@ -65,19 +65,15 @@ S = TypeVar("S", bound="Section")
 
 
 # ---------------------------------------------------------------------------------------------- value checks
+# Plain Python numbers only (allfives_env.core.values also takes numpy's): a config is dumped back to YAML.
 def is_int(v: Any) -> bool:
     """An int that is not a bool."""
-    return isinstance(v, int) and not isinstance(v, bool)
+    return isinstance(v, int) and is_integer(v)
 
 
 def is_number(v: Any) -> bool:
     """A finite int or float that is not a bool."""
-    if isinstance(v, bool) or not isinstance(v, (int, float)):
-        return False
-    try:
-        return math.isfinite(v)
-    except OverflowError:  # an int too big for a float
-        return False
+    return isinstance(v, (int, float)) and is_finite_number(v)
 
 
 def integer(lo: int = 0, hi: Optional[int] = None) -> Check:

@@ -277,7 +277,7 @@ class Trainer:
     def checkpoint(self, step: int, finished: bool = False) -> Path:
         """Save the weights and optimizer tensors (safetensors), then the run state (JSON, the commit point);
         keep the newest ``checkpoint.keep``."""
-        from training.checkpoint import module_tensors, split_optimizer, write_json, write_tensors
+        from training.checkpoint import module_tensors, prune, split_optimizer, write_json, write_tensors
 
         if self._diverged():
             raise self._divergence()
@@ -294,12 +294,7 @@ class Trainer:
                           "optimizer": opt_meta}
         write_json(folder / f"{stem}.json", state)
         self.last_ckpt = step
-        keep = self.cfg.checkpoint.keep
-        kept = set(sorted(int(m.group(1)) for p in folder.iterdir() if (m := CHECKPOINT_STATE.match(p.name)))[-keep:])
-        for p in folder.iterdir():
-            m = CHECKPOINT_FILE.match(p.name)
-            if m and int(m.group(1)) not in kept:
-                p.unlink(missing_ok=True)
+        prune(folder, CHECKPOINT_STATE, CHECKPOINT_FILE, self.cfg.checkpoint.keep)
         return tensors_path
 
     def between_rollouts(self, step: int) -> None:

@@ -35,7 +35,7 @@ from typing import Any, Optional, Sequence, TextIO
 
 from allfives_env.core.errors import short_repr
 from training.rllib.config import RLlibConfig
-from training.runs import check_new_run_dir, resume_seed
+from training.runs import CHECKPOINTS, check_new_run_dir, resume_seed
 from training.schema import ConfigError
 
 __all__ = ["add_train_rllib_parser", "run_train_rllib", "train_rllib", "latest_rllib_checkpoint"]
@@ -132,31 +132,26 @@ def latest_rllib_checkpoint(run_dir: Path) -> Optional[tuple[int, Path, dict]]:
 
     An RLlib checkpoint directory (``iter_<n>/``, the pickle-based format of earlier versions) is refused
     with a :class:`~training.checkpoint.CheckpointError`; nothing is unpickled."""
-    from training.checkpoint import old_format_error, read_json
+    from training.checkpoint import newest_state, old_format_error
 
-    folder = Path(run_dir) / "checkpoints"
+    folder = Path(run_dir) / CHECKPOINTS
     if not folder.is_dir():
         return None
-    entries = sorted(folder.iterdir())
-    old = [p for p in entries if p.name.startswith("iter_") and p.is_dir()]
+    old = [p for p in sorted(folder.iterdir()) if p.name.startswith("iter_") and p.is_dir()]
     if old:
         raise old_format_error(old[-1])
-    for it, path in sorted(((int(m.group(1)), p) for p in entries if (m := _ITER.match(p.name))), reverse=True):
-        try:
-            state = read_json(path)
-        except FileNotFoundError:
-            continue
-        return it, path.with_suffix(".safetensors"), _check_state(state, path, it)
-    return None
+    newest = newest_state(folder, _ITER)
+    if newest is None:
+        return None
+    it, path, state = newest
+    return it, path.with_suffix(".safetensors"), _check_state(state, path, it)
 
 
 def _check_state(state: dict, path: Path, iteration: int) -> dict:
-    from training.checkpoint import FORMAT, CheckpointError, check_history, need
+    from training.checkpoint import CheckpointError, check_header, check_history, need
 
     where = str(path)
-    if state.get("format") != FORMAT or state.get("trainer") != TRAINER:
-        raise CheckpointError(f"{where}: not a checkpoint of this format (format {short_repr(state.get('format'))}, "
-                              f"trainer {short_repr(state.get('trainer'))}; expected {FORMAT!r}, {TRAINER!r})")
+    check_header(state, where, TRAINER)
     if need(state, "iteration", "int>=0", where) != iteration:
         raise CheckpointError(f"{where}: says iteration {state['iteration']}, but its name says {iteration}")
     need(state, "env_steps", "int>=0", where)
@@ -244,9 +239,9 @@ class RLlibRun:
     def checkpoint(self, env_steps: int) -> Path:
         """Weights and optimizer tensors to ``iter_<n>.safetensors``, then the run state to ``iter_<n>.json``
         (the commit point); keep the newest ``checkpoint.keep``."""
-        from training.checkpoint import FORMAT, module_tensors, split_optimizer, write_json, write_tensors
+        from training.checkpoint import FORMAT, module_tensors, prune, split_optimizer, write_json, write_tensors
 
-        folder = self.run_dir / "checkpoints"
+        folder = self.run_dir / CHECKPOINTS
         folder.mkdir(parents=True, exist_ok=True)
         stem = f"iter_{self.iteration:06d}"
         learner = self._learner_state()
@@ -264,12 +259,7 @@ class RLlibRun:
             "format": FORMAT, "trainer": TRAINER, "iteration": self.iteration, "env_steps": int(env_steps),
             "history": self.history, "tensors": path.name, "sha256": digest, "optimizers": optimizers,
             "name": self.cfg.name})
-        kept = set(sorted(int(m.group(1)) for p in folder.iterdir() if (m := _ITER.match(p.name)))
-                   [-self.cfg.checkpoint.keep:])
-        for p in folder.iterdir():
-            m = _ITER_FILE.match(p.name)
-            if m and int(m.group(1)) not in kept:
-                p.unlink(missing_ok=True)
+        prune(folder, _ITER, _ITER_FILE, self.cfg.checkpoint.keep)
         return path
 
     def restore(self, iteration: int, path: Path, state: dict) -> None:
