@@ -17,7 +17,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from ..core.errors import AllFivesError
+from ..core.errors import AllFivesError, short_repr as _short
 from .base import Agent
 
 
@@ -41,12 +41,6 @@ def agent_names() -> list[str]:
 def describe_agents() -> dict[str, str]:
     """Name -> one-line description of every registered agent."""
     return {name: desc for name, (_, desc) in sorted(_REGISTRY.items())}
-
-
-def _short(text: Any, limit: int = 60) -> str:
-    """``repr(text)`` cut to about ``limit`` characters, for messages (a pasted megabyte stays one line)."""
-    shown = repr(text)
-    return shown if len(shown) <= limit else shown[: limit - 3] + "..."
 
 
 def _split_spec(spec: Any) -> tuple[str, list[tuple[str, str]]]:
@@ -180,7 +174,7 @@ def make_agent(spec: str, seed: Optional[int] = None, **params: Any) -> Agent:
     try:
         return factory(seed=seed, **spec_params)
     except (TypeError, ValueError) as exc:
-        raise AgentError(f"agent {name!r} with {_short(spec_params, 200)}: {exc}") from None
+        raise AgentError(f"agent {name!r} with {_short(spec_params)}: {exc}") from None
 
 
 def check_agent_rules(agent: Agent, rules: Any) -> None:

@@ -188,16 +188,22 @@ def _check_identity(header: Any, where: str) -> None:
                           "retrain or re-export the policy for this layout")
 
 
+def _unknown_and_missing(obj: dict, known: Any, required: tuple[str, ...]) -> tuple[str, Optional[str]]:
+    """The keys of ``obj`` not in ``known`` (shown, sorted, comma-separated; "" if none) and the first of
+    ``required`` that ``obj`` lacks (None if none)."""
+    unknown = ", ".join(sorted(_r(k) for k in obj if k not in known))
+    return unknown, next((k for k in required if k not in obj), None)
+
+
 def _check_fields(header: dict, where: str) -> None:
     """Bounded nesting, no unknown field, every required one."""
     _check_depth(header, where)
-    unknown = sorted(_r(k) for k in header if k not in HEADER_FIELDS)
+    unknown, missing = _unknown_and_missing(header, HEADER_FIELDS, _REQUIRED_FIELDS)
     if unknown:
-        raise PolicyError(f"{where}: unknown header field(s) {', '.join(unknown)}; a version-{POLICY_VERSION} "
+        raise PolicyError(f"{where}: unknown header field(s) {unknown}; a version-{POLICY_VERSION} "
                           f"policy header has only {sorted(HEADER_FIELDS)}")
-    for key in _REQUIRED_FIELDS:
-        if key not in header:
-            raise PolicyError(f"{where}: the header lacks {key!r} ({HEADER_FIELDS[key]})")
+    if missing is not None:
+        raise PolicyError(f"{where}: the header lacks {missing!r} ({HEADER_FIELDS[missing]})")
 
 
 def _check_activation(header: dict, where: str) -> tuple[str, dict[str, float]]:
@@ -287,13 +293,12 @@ def _check_scorer(spec: Any, enc: ObservationEncoder, where: str) -> Optional[di
         return None
     if not isinstance(spec, dict):
         raise _field_error(where, "action_scorer", spec)
-    unknown = sorted(_r(k) for k in spec if k not in _SCORER_FIELDS)
+    unknown, missing = _unknown_and_missing(spec, _SCORER_FIELDS, _SCORER_FIELDS)
     if unknown:
-        raise PolicyError(f"{where}: header field action_scorer has unknown field(s) {', '.join(unknown)}; "
+        raise PolicyError(f"{where}: header field action_scorer has unknown field(s) {unknown}; "
                           f"it has only {list(_SCORER_FIELDS)}")
-    for key in _SCORER_FIELDS:
-        if key not in spec:
-            raise PolicyError(f"{where}: header field action_scorer lacks {key!r}; it has {list(_SCORER_FIELDS)}")
+    if missing is not None:
+        raise PolicyError(f"{where}: header field action_scorer lacks {missing!r}; it has {list(_SCORER_FIELDS)}")
     for key in ("offset", "placements", "features"):
         value = spec[key]
         if not is_int(value) or value < (0 if key == "offset" else 1):

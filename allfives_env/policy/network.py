@@ -42,14 +42,12 @@ def check_dtype(where: str, name: str, dtype: np.dtype) -> None:
 
 def check_shapes(where: str, layout: Layout, shapes: Mapping[str, tuple]) -> None:
     """Refuse arrays whose shapes do not chain from the observation through the header's layer sizes."""
-    for what, layers, fan_in, extra in layout.chains():
-        for i, (w, b, size) in enumerate(layers):
-            if i == len(layers) - 1:
-                fan_in += extra
-            if tuple(shapes[w]) != (size, fan_in) or tuple(shapes[b]) != (size,):
+    expected = layout.shapes()
+    for what, layers, _, _ in layout.chains():
+        for i, (w, b, _) in enumerate(layers):
+            if tuple(shapes[w]) != expected[w] or tuple(shapes[b]) != expected[b]:
                 raise PolicyError(f"{where}: {what} {i} has weights {tuple(shapes[w])} and bias {tuple(shapes[b])}, "
-                                  f"the header says {(size, fan_in)} and {(size,)} (arrays {w!r} and {b!r})")
-            fan_in = size
+                                  f"the header says {expected[w]} and {expected[b]} (arrays {w!r} and {b!r})")
 
 
 def _as_weights(where: str, name: str, value: Any) -> np.ndarray:
@@ -90,9 +88,15 @@ def _named_arrays(where: str, layout: Layout, layers: Any, action: Any, scorer: 
             raise PolicyError(f"{where}: {wn!r}/{bn!r}: each layer must be a (weight, bias) pair of "
                               "arrays") from None
         named[wn], named[bn] = w, b
-    arrays = {n: _as_weights(where, n, a) for n, a in named.items()}
+    arrays = _frozen_weights(where, named)
     check_shapes(where, layout, {n: a.shape for n, a in arrays.items()})
-    for a in arrays.values():  # shared between agents through the load cache: never written
+    return arrays
+
+
+def _frozen_weights(where: str, named: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """:func:`_as_weights` of each array, read-only (shared between agents through the load cache)."""
+    arrays = {n: _as_weights(where, n, a) for n, a in named.items()}
+    for a in arrays.values():
         a.setflags(write=False)
     return arrays
 
@@ -113,7 +117,20 @@ class NumpyPolicy:
                  scorer: Sequence[Pair] = ()) -> None:
         where = path or "the policy"
         layout = check_header(header, where)
-        arrays = _named_arrays(where, layout, layers, action, scorer)
+        self._build(header, layout, _named_arrays(where, layout, layers, action, scorer), path)
+
+    @classmethod
+    def _from_file(cls, header: dict[str, Any], layout: Layout, arrays: Mapping[str, np.ndarray],
+                   path: str) -> "NumpyPolicy":
+        """The policy of a file whose header, array names, dtypes and shapes the reader has checked already
+        (:mod:`allfives_env.policy.file`): only the values are left to check."""
+        policy = cls.__new__(cls)
+        policy._build(header, layout, _frozen_weights(path, arrays), path)
+        return policy
+
+    def _build(self, header: dict[str, Any], layout: Layout, arrays: Mapping[str, np.ndarray],
+               path: Optional[str]) -> None:
+        where = path or "the policy"
         names = layout.array_names()
         n_hidden = len(layout.hidden)
 
@@ -186,6 +203,11 @@ class NumpyPolicy:
                               f"(n, {self.obs_size})")
         if not np.isfinite(x).all():
             raise PolicyError(f"the observation for {where} has non-finite entries (NaN or inf)")
+        return self._forward(x)
+
+    def _forward(self, x: np.ndarray) -> np.ndarray:
+        """:meth:`logits` of a float32 observation (or batch) already known to be finite and of the right size:
+        the per-move path of :class:`~allfives_env.agents.PolicyAgent`, whose encoder makes them so."""
         act, params = self._act, self._act_params
         h = x
         for wt, (_, b) in zip(self._wt, self.layers):
