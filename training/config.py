@@ -11,16 +11,15 @@ step counts (``total_steps``, ``*.every``) are at most 10**12, seeds below 2**32
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Optional, Union
 
 from training.schema import (
     MAX_CHECKPOINTS_KEPT, MAX_EPOCHS, MAX_GAMES, MAX_PROCESSES, MAX_REPLAYS, MAX_SEED, MAX_STEPS, ConfigError,
-    Section, agent_specs, apply_overrides, boolean, build_rules, check_agent_specs, choice, integer, layer_sizes,
-    number, opponent_mixture, optional, path_text, read_yaml, resolve, rules_options, run_name, section, setting,
-    text,
+    Section, agent_specs, apply_overrides, boolean, build_rules, check_agent_specs, checked_from, choice, integer,
+    layer_sizes, load_checked, number, opponent_mixture, optional, path_text, read_yaml, resolve, rules_options,
+    run_name, section, setting, text,
 )
 from training.vec_env import VEC_ENV_KINDS
 
@@ -280,17 +279,10 @@ def validate_config(raw: Optional[Mapping[str, Any]], source: str = "") -> Train
 
 def load_config(path: Union[str, Path], overrides: Optional[list[str]] = None) -> TrainConfig:
     """Read a YAML config, apply ``--set`` overrides and validate it."""
-    raw = read_yaml(path, " (the configs ship in configs/, e.g. configs/default.yaml)")
-    if overrides:
-        raw = apply_overrides(raw, overrides, str(path))
-    return validate_config(raw, str(path))
+    return load_checked(path, overrides, validate_config, " (the configs ship in configs/, e.g. configs/default.yaml)")
 
 
 def config_from(config: Any, overrides: Any = ()) -> TrainConfig:
     """A checked config from a file path, a raw mapping (named ``config`` in errors) or a
     :class:`TrainConfig` (checked again, as its mapping), with ``--set`` overrides."""
-    if isinstance(config, (str, os.PathLike)):
-        return load_config(config, list(overrides))
-    if isinstance(config, Section):
-        config = config.to_dict()
-    return validate_config(apply_overrides(config, list(overrides), "config"), "config")
+    return checked_from(config, overrides, load_config, validate_config)

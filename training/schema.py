@@ -23,6 +23,7 @@ import copy
 import dataclasses
 import difflib
 import functools
+import os
 import re
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, TypeVar, Union
@@ -32,7 +33,7 @@ from allfives_env.core.values import is_finite_number, is_integer
 
 __all__ = [
     "ConfigError", "Check", "Section", "setting", "section", "resolve", "build_rules", "check_agent_specs",
-    "read_yaml", "parse_yaml", "apply_overrides", "rules_options", "opponent_mixture",
+    "read_yaml", "parse_yaml", "apply_overrides", "load_checked", "checked_from", "rules_options", "opponent_mixture",
     "is_int", "is_number", "integer", "number", "choice", "boolean", "text", "path_text", "optional", "run_name",
     "layer_sizes", "agent_specs",
     "MAX_SEED", "MAX_STEPS", "MAX_DEPTH", "MAX_SPECS", "MAX_PROCESSES", "MAX_GAMES", "MAX_REPLAYS",
@@ -466,3 +467,24 @@ def apply_overrides(raw: Optional[Mapping[str, Any]], overrides: list[str], sour
     for item in overrides:
         _set_one(out, item, where)
     return out
+
+
+# ---------------------------------------------------------------------------------------------- entry points
+def load_checked(path: Union[str, Path], overrides: Optional[list[str]], validate: Callable[[Any, str], S],
+                 missing_hint: str = "") -> S:
+    """A YAML config file read, with ``--set`` overrides applied, through ``validate(raw, source)``."""
+    raw = read_yaml(path, missing_hint)
+    if overrides:
+        raw = apply_overrides(raw, overrides, str(path))
+    return validate(raw, str(path))
+
+
+def checked_from(config: Any, overrides: Any, load: Callable[[Any, list[str]], S],
+                 validate: Callable[[Any, str], S]) -> S:
+    """A checked config from a file path (``load``), a raw mapping (named ``config`` in errors) or a
+    :class:`Section` (checked again, as its mapping), with ``--set`` overrides."""
+    if isinstance(config, (str, os.PathLike)):
+        return load(config, list(overrides))
+    if isinstance(config, Section):
+        config = config.to_dict()
+    return validate(apply_overrides(config, list(overrides), "config"), "config")

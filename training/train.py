@@ -38,12 +38,12 @@ import time
 from pathlib import Path
 from typing import Any, Optional, Sequence, TextIO
 
-from training.config import TrainConfig, config_from, rollout_size, validate_config
+from training.config import TrainConfig, config_from, load_config, rollout_size
 from training.runs import (
     CHECKPOINT_FILE, CHECKPOINT_STATE, CHECKPOINTS, TRAINER, atomic_write, check_new_run_dir, latest_checkpoint,
     new_run_dir, resume_seed, run_dirs,
 )
-from training.schema import ConfigError, apply_overrides, read_yaml
+from training.schema import ConfigError
 
 __all__ = ["Trainer", "train", "add_train_parser", "run_train", "install_hint", "importable", "main",
            "latest_checkpoint"]
@@ -464,7 +464,7 @@ def train(config: Any, run_dir: Optional[str] = None, resume: Any = None, overri
         saved = target / "config.yaml"
         if not saved.is_file():
             raise ConfigError(f"--resume: {target} is not a run directory (it has no config.yaml)")
-        cfg = validate_config(apply_overrides(read_yaml(saved), list(overrides), str(saved)), str(saved))
+        cfg = load_config(saved, list(overrides))
         latest = latest_checkpoint(target)
         if latest is None:
             print(f"{target}: no checkpoint yet; starting this run from step 0", file=out or sys.stdout)

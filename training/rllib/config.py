@@ -8,7 +8,6 @@ exactly as there (UTF-8, safe YAML, finite numbers, seeds below 2**32, bounded i
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Optional, Union
@@ -16,8 +15,8 @@ from typing import Any, Mapping, Optional, Union
 from training.config import ACTIVATIONS
 from training.schema import (
     MAX_CHECKPOINTS_KEPT, MAX_EPOCHS, MAX_GAMES, MAX_PROCESSES, MAX_REPLAYS, MAX_SEED, MAX_STEPS, ConfigError,
-    Section, agent_specs, apply_overrides, boolean, build_rules, check_agent_specs, choice, integer, layer_sizes,
-    number, opponent_mixture, optional, path_text, read_yaml, resolve, rules_options, run_name, section, setting,
+    Section, agent_specs, boolean, build_rules, check_agent_specs, checked_from, choice, integer, layer_sizes,
+    load_checked, number, opponent_mixture, optional, path_text, resolve, rules_options, run_name, section, setting,
 )
 
 __all__ = ["RLlibConfig", "RLlibEnvConfig", "RLlibNetworkConfig", "RLlibPPOConfig", "EnvRunnersConfig",
@@ -180,15 +179,11 @@ def validate_rllib_config(raw: Optional[Mapping[str, Any]], source: str = "") ->
 
 def load_rllib_config(path: Union[str, Path], overrides: Optional[list[str]] = None) -> RLlibConfig:
     """Read a YAML RLlib config, apply ``--set`` overrides and validate it."""
-    raw = read_yaml(path, " (the RLlib configs ship in configs/, e.g. configs/rllib_selfplay.yaml)")
-    return validate_rllib_config(apply_overrides(raw, list(overrides or []), str(path)), str(path))
+    return load_checked(path, overrides, validate_rllib_config,
+                        " (the RLlib configs ship in configs/, e.g. configs/rllib_selfplay.yaml)")
 
 
 def rllib_config_from(config: Any, overrides: Any = ()) -> RLlibConfig:
     """A checked config from a file path, a raw mapping (named ``config`` in errors) or an
     :class:`RLlibConfig`, with ``--set`` overrides."""
-    if isinstance(config, (str, os.PathLike)):
-        return load_rllib_config(config, list(overrides))
-    if isinstance(config, Section):
-        config = config.to_dict()
-    return validate_rllib_config(apply_overrides(config, list(overrides), "config"), "config")
+    return checked_from(config, overrides, load_rllib_config, validate_rllib_config)
