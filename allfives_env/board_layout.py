@@ -195,13 +195,16 @@ def _union(boxes: Sequence[Rect]) -> Rect:
     return (min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes))
 
 
+def _straight_length(board: Board, slot: int) -> float:
+    """How long a straight run arm ``slot`` needs, with a cell to spare: any limit this long lays it straight."""
+    is_double = board.tiles.is_double
+    return sum((CELL if is_double[t] else TILE_LENGTH) + GAP for t, _, _ in board.arms[slot]) + CELL
+
+
 def _lay_arm(board: Board, slot: int, start: float, limit: float) -> _Arm:
     """Arm ``slot`` of ``board`` laid out from ``start`` with a straight run of up to ``limit``, turned
-    onto its side. A limit that the whole arm fits in, with a cell to spare, lays it straight."""
-    is_double = board.tiles.is_double
-    entries = board.arms[slot]
-    straight_length = sum((CELL if is_double[t] else TILE_LENGTH) + GAP for t, _, _ in entries) + CELL
-    pieces, (mx, my) = _snake(entries, start, STRAIGHT if limit >= straight_length else limit, is_double)
+    onto its side. Callers pass :data:`STRAIGHT` for any limit of at least :func:`_straight_length`."""
+    pieces, (mx, my) = _snake(board.arms[slot], start, limit, board.tiles.is_double)
     k = QUARTER_TURNS[slot]
     tiles = []
     for p in pieces:
@@ -212,6 +215,28 @@ def _lay_arm(board: Board, slot: int, start: float, limit: float) -> _Arm:
         tiles.append(PlacedTile(p.tile, min(ax, bx), min(ay, by), max(ax, bx), max(ay, by), first, second, False))
     anchor = _rotate(mx, my, k) if slot in board.open_slots else None
     return _Arm(tiles, anchor, _box(tiles, anchor))
+
+
+class _Arms:
+    """The arms of ``board`` laid out on demand, each once per distinct layout: every limit the whole arm
+    fits in lays it the same way (straight)."""
+
+    def __init__(self, board: Board, starts: dict[int, float]) -> None:
+        self.board, self.starts = board, starts
+        self.straight = {slot: _straight_length(board, slot) for slot in starts}
+        self.laid: dict[tuple[int, float], _Arm] = {}
+
+    def get(self, slot: int, limit: float) -> _Arm:
+        if limit >= self.straight[slot]:
+            limit = STRAIGHT
+        arm = self.laid.get((slot, limit))
+        if arm is None:
+            arm = self.laid[slot, limit] = _lay_arm(self.board, slot, self.starts[slot], limit)
+        return arm
+
+    def chosen(self, limits: tuple[float, float]) -> dict[int, _Arm]:
+        """Every arm laid with its limit of ``limits`` (the W/E one, then the N/S one)."""
+        return {slot: self.get(slot, _limit(slot, limits)) for slot in self.starts}
 
 
 def _centre(board: Board) -> tuple[PlacedTile, dict[int, float]]:
@@ -247,8 +272,7 @@ def lay_out(board: Board, limits: tuple[float, float] = (STRAIGHT, STRAIGHT)) ->
     if board.size == 0:
         return Layout([], [], limits, _EMPTY_BOX)
     centre, starts = _centre(board)
-    arms = {slot: _lay_arm(board, slot, start, _limit(slot, limits)) for slot, start in starts.items()}
-    return _assemble(board, centre, arms, limits)
+    return _assemble(board, centre, _Arms(board, starts).chosen(limits), limits)
 
 
 def fit_layout(board: Board, width: float, height: float, most: float = math.inf,
@@ -256,29 +280,29 @@ def fit_layout(board: Board, width: float, height: float, most: float = math.inf
     """The layout of ``board`` whose tiles come out biggest in a ``width`` x ``height`` box, and its scale
     (box units per cell, at most ``most``).
 
-    Straight arms read best, so they are kept while they give a scale of at least ``enough``. Past that,
-    the limits of :data:`FIT_LIMITS` (one for the W/E arms, one for N/S) are tried and the pair with
-    (nearly, :data:`FIT_SLACK`) the biggest scale and the fewest bends among those is kept.
+    Straight arms read best, so they are kept while they give a scale of at least ``enough`` (and then no
+    bent arm is laid at all: this runs for every ``rgb_array`` frame). Past that, the limits of
+    :data:`FIT_LIMITS` (one for the W/E arms, one for N/S) are tried and the pair with (nearly,
+    :data:`FIT_SLACK`) the biggest scale and the fewest bends among those is kept.
     """
     if board.size == 0:
         return lay_out(board), most
     centre, starts = _centre(board)
-    arms: dict[tuple[int, float], _Arm] = {}
-    for slot, start in starts.items():
-        for limit in FIT_LIMITS:
-            arms[slot, limit] = _lay_arm(board, slot, start, limit)
-    vertical = FIT_LIMITS if board.spinner >= 0 else (STRAIGHT,)  # a line has no N/S arms
+    arms = _Arms(board, starts)
     centre_box = _box([centre], None)
-    candidates = []
-    for limits in ((h, v) for h in FIT_LIMITS for v in vertical):
-        x0, y0, x1, y1 = _union([centre_box] + [arms[slot, _limit(slot, limits)].box for slot in starts])
-        scale = min(width / (x1 - x0), height / (y1 - y0), most)
-        candidates.append((scale, sum(min(limit, _LIMIT_RANK_CAP) for limit in limits), limits))
-    straight = candidates[0]
-    if straight[0] >= enough:
-        scale, _, limits = straight
-    else:
+
+    def scale_of(limits: tuple[float, float]) -> float:
+        x0, y0, x1, y1 = _union([centre_box] + [arm.box for arm in arms.chosen(limits).values()])
+        return min(width / (x1 - x0), height / (y1 - y0), most)
+
+    limits = (STRAIGHT, STRAIGHT)
+    scale = scale_of(limits)
+    if scale < enough:
+        vertical = FIT_LIMITS if board.spinner >= 0 else (STRAIGHT,)  # a line has no N/S arms
+        candidates = [
+            (scale_of(pair), sum(min(limit, _LIMIT_RANK_CAP) for limit in pair), pair)
+            for pair in ((h, v) for h in FIT_LIMITS for v in vertical)
+        ]
         good = FIT_SLACK * max(c[0] for c in candidates)
         scale, _, limits = max((c for c in candidates if c[0] >= good), key=lambda c: (c[1], c[0]))
-    chosen = {slot: arms[slot, _limit(slot, limits)] for slot in starts}
-    return _assemble(board, centre, chosen, limits), scale
+    return _assemble(board, centre, arms.chosen(limits), limits), scale
