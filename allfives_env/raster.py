@@ -283,7 +283,7 @@ def _draw_half(img: np.ndarray, buf: PipBuffer, x0: int, y0: int, x1: int, y1: i
         return
     w, h = x1 - x0, y1 - y0
     side = min(w, h)
-    if _pips_fit(value, side) and value in _PIPS:
+    if _pips_fit(value, side):  # only 1-9 ever fit as dots
         for u, v in _PIPS[value]:
             if long_axis_x:
                 u, v = v, u  # lines of pips run along the tile's long side
@@ -295,8 +295,7 @@ def _draw_half(img: np.ndarray, buf: PipBuffer, x0: int, y0: int, x1: int, y1: i
     scale = max(1, min(int(_DIGIT_HEIGHT_SHARE * side) // GLYPH_HEIGHT,
                        int(_DIGIT_WIDTH_SHARE * side) // max(1, GLYPH_ADVANCE * len(label) - 1)))
     r, g, b = (int(c) for c in PIP_COLORS[min(value, len(PIP_COLORS) - 1)])
-    color = (r, g, b)
-    draw_text(img, label, (x0 + x1) // 2 + 1, (y0 + y1) // 2 - (GLYPH_HEIGHT * scale) // 2, scale, color, "center")
+    draw_text(img, label, (x0 + x1) // 2 + 1, (y0 + y1) // 2 - (GLYPH_HEIGHT * scale) // 2, scale, (r, g, b), "center")
 
 
 def draw_tile(img: np.ndarray, buf: PipBuffer, x0: int, y0: int, x1: int, y1: int, first: int,

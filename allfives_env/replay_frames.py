@@ -104,13 +104,13 @@ def _event_texts(ev: Event, names: _Names, tiles: Any, ctx: dict[str, Any]) -> t
     if type(ev) is Draw:
         who = names.seats[ev.seat]
         if ev.forced:
-            how, hidden_how = "cannot play and draws", "cannot play and draws"
+            how = "cannot play and draws"
         elif not ctx["played"]:
-            how = hidden_how = "draws for a double"
+            how = "draws for a double"
         else:
-            how = hidden_how = "chooses to draw"
+            how = "chooses to draw"
         tile = tiles.name(ev.tile) if ev.tile >= 0 else "a tile"
-        return f"{who} {how} {tile}", f"{who} {hidden_how} a tile"
+        return f"{who} {how} {tile}", f"{who} {how} a tile"
     if type(ev) is Pass:
         return f"{names.seats[ev.seat]} cannot play or draw and passes", None
     if type(ev) is Settlement:
@@ -131,8 +131,6 @@ def _event_texts(ev: Event, names: _Names, tiles: Any, ctx: dict[str, Any]) -> t
         verb = "win" if names.team else "wins"
         return f"Game over: {names.sides[ev.winner]} {verb}{capped}; scores {names.side_list(ev.scores)}", None
     raise TypeError(f"unexpected event {ev!r}")  # Play is handled by the caller
-
-
 
 
 def replay_data(source: Source) -> dict[str, Any]:
@@ -242,11 +240,9 @@ class _Walk:
                 raise RuntimeError(f"viewer: event {k} draws {ev.tile}, the boneyard's top is {self.stock[:1]}")
             self.stock.pop(0)
             self.hands[ev.seat].add(ev.tile)
-            return _event_texts(ev, self.names, self.tiles, self.ctx)
         elif type(ev) in (Settlement, GameOver):
             self.scores = list(ev.scores)
-        text, _ = _event_texts(ev, self.names, self.tiles, self.ctx)
-        return text, None
+        return _event_texts(ev, self.names, self.tiles, self.ctx)
 
     def _hand_start(self, k: int, ev: HandStart) -> None:
         self.hand_index += 1
@@ -320,9 +316,8 @@ def _share_layout(layouts: list[dict[str, Any]], current: int, laid: list[list[A
         known = layouts[current]["tiles"]
         if len(known) == len(laid) - 1:
             place = {t[0]: t for t in laid}
-            if all(place.get(t[0]) == t for t in known):
-                new = [t for t in laid if t[0] not in {u[0] for u in known}]
-                known.extend(new)
+            if all(place.pop(t[0], None) == t for t in known):
+                known.extend(place.values())  # the one new tile
                 return current
     layouts.append({"spinner": spinner_tile, "tiles": [list(t) for t in laid]})
     return len(layouts) - 1

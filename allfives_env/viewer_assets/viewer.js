@@ -20,28 +20,27 @@
   }
   function clear(e) { while (e.firstChild) { e.removeChild(e.firstChild); } }
 
-  // pip spots in a 1 x 1 half, for a half of a vertical tile (transposed on horizontal tiles)
-  function spots(v) {
-    var a = 0.26, m = 0.5, b = 0.74, s = [];
-    if (v <= 9) {
-      var grid = {
-        0: [], 1: [[m, m]], 2: [[a, a], [b, b]], 3: [[a, a], [m, m], [b, b]],
-        4: [[a, a], [b, a], [a, b], [b, b]], 5: [[a, a], [b, a], [m, m], [a, b], [b, b]],
-        6: [[a, a], [b, a], [a, m], [b, m], [a, b], [b, b]],
-        7: [[a, a], [b, a], [a, m], [m, m], [b, m], [a, b], [b, b]],
-        8: [[a, a], [m, a], [b, a], [a, m], [b, m], [a, b], [m, b], [b, b]],
-        9: [[a, a], [m, a], [b, a], [a, m], [m, m], [b, m], [a, b], [m, b], [b, b]]
-      };
-      return grid[v];
+  // pip spots in a 1 x 1 half, for a half of a vertical tile (transposed on horizontal tiles); built once
+  var SPOTS = (function () {
+    var a = 0.26, m = 0.5, b = 0.74, rows = [0.2, 0.4, 0.6, 0.8], out = [
+      [], [[m, m]], [[a, a], [b, b]], [[a, a], [m, m], [b, b]],
+      [[a, a], [b, a], [a, b], [b, b]], [[a, a], [b, a], [m, m], [a, b], [b, b]],
+      [[a, a], [b, a], [a, m], [b, m], [a, b], [b, b]],
+      [[a, a], [b, a], [a, m], [m, m], [b, m], [a, b], [b, b]],
+      [[a, a], [m, a], [b, a], [a, m], [b, m], [a, b], [m, b], [b, b]],
+      [[a, a], [m, a], [b, a], [a, m], [m, m], [b, m], [a, b], [m, b], [b, b]]
+    ];
+    for (var v = 10; v <= 12; v++) {
+      var s = [], i;
+      for (i = 0; i < 4; i++) { s.push([0.22, rows[i]]); s.push([0.78, rows[i]]); }
+      var mid = v === 10 ? [0.35, 0.65] : v === 11 ? [0.2, 0.5, 0.8] : rows;
+      for (i = 0; i < mid.length; i++) { s.push([0.5, mid[i]]); }
+      out.push(s);
     }
-    var rows = [0.2, 0.4, 0.6, 0.8];
-    for (var i = 0; i < 4; i++) { s.push([0.22, rows[i]]); s.push([0.78, rows[i]]); }
-    var mid = v === 10 ? [0.35, 0.65] : v === 11 ? [0.2, 0.5, 0.8] : rows;
-    for (var j = 0; j < mid.length; j++) { s.push([0.5, mid[j]]); }
-    return s;
-  }
+    return out;
+  })();
   function drawHalf(g, x, y, v, horizontal) {
-    var r = v > 9 ? 0.068 : v > 6 ? 0.082 : 0.092, pts = spots(v);
+    var r = v > 9 ? 0.068 : v > 6 ? 0.082 : 0.092, pts = SPOTS[v];
     for (var i = 0; i < pts.length; i++) {
       var px = horizontal ? pts[i][1] : pts[i][0], py = horizontal ? pts[i][0] : pts[i][1];
       svg("circle", {cx: x + px, cy: y + py, r: r}, g);
