@@ -70,7 +70,7 @@ class PolicyAgent(Agent):
         if len(legal) == 1:
             return legal[0]
         # our encoder's observations are float32, finite and of the policy's size: no need for logits()' checks
-        logits = self.policy._forward(view.observation(self._encoder))[legal]
+        logits = self.policy.forward(view.observation(self._encoder))[legal]
         if not self.sample:
             return legal[int(np.argmax(logits))]
         z = logits.astype(np.float64)

@@ -206,7 +206,7 @@ def _read_policy(fh: Any, where: str) -> NumpyPolicy:
             check_dtype(where, n, dtype)
         check_shapes(where, layout, {n: shape for n, (shape, _) in infos.items()})
         arrays = {n: _npy_read(zf, members[n], where, n) for n in expected}
-    return NumpyPolicy._from_file(header, layout, arrays, where)  # header, dtypes and shapes checked above
+    return NumpyPolicy.from_checked_arrays(header, layout, arrays, where)  # header, dtypes and shapes checked above
 
 
 _CACHE: dict[tuple[str, int, int, int, int], NumpyPolicy] = {}

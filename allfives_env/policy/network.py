@@ -120,12 +120,12 @@ class NumpyPolicy:
         self._build(header, layout, _named_arrays(where, layout, layers, action, scorer), path)
 
     @classmethod
-    def _from_file(cls, header: dict[str, Any], layout: Layout, arrays: Mapping[str, np.ndarray],
-                   path: str) -> "NumpyPolicy":
+    def from_checked_arrays(cls, header: dict[str, Any], layout: Layout, arrays: Mapping[str, np.ndarray],
+                            path: str) -> "NumpyPolicy":
         """The policy of a file whose header, array names, dtypes and shapes the reader has checked already
         (:mod:`allfives_env.policy.file`): only the values are left to check."""
         policy = cls.__new__(cls)
-        policy._build(header, layout, _frozen_weights(path, arrays), path)
+        cls._build(policy, header, layout, _frozen_weights(path, arrays), path)
         return policy
 
     def _build(self, header: dict[str, Any], layout: Layout, arrays: Mapping[str, np.ndarray],
@@ -203,11 +203,12 @@ class NumpyPolicy:
                               f"(n, {self.obs_size})")
         if not np.isfinite(x).all():
             raise PolicyError(f"the observation for {where} has non-finite entries (NaN or inf)")
-        return self._forward(x)
+        return self.forward(x)
 
-    def _forward(self, x: np.ndarray) -> np.ndarray:
-        """:meth:`logits` of a float32 observation (or batch) already known to be finite and of the right size:
-        the per-move path of :class:`~allfives_env.agents.PolicyAgent`, whose encoder makes them so."""
+    def forward(self, x: np.ndarray) -> np.ndarray:
+        """:meth:`logits` without the input checks, for a float32 observation (or batch) already known to be
+        finite and of the right size: the per-move path of :class:`~allfives_env.agents.PolicyAgent`, whose
+        encoder makes them so. Anything else should go through :meth:`logits`."""
         act, params = self._act, self._act_params
         h = x
         for wt, (_, b) in zip(self._wt, self.layers):
