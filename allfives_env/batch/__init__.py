@@ -1,0 +1,9 @@
+"""A compiled batch engine: ``n`` games of All Fives in arrays, advanced in lockstep (numba).
+
+:class:`BatchGame` is the engine; the batch agents, the batched observation and the SB3 vector env
+are built on it. The Python core stays the reference: replays of batch games verify against it.
+"""
+
+from .engine import BatchGame
+
+__all__ = ["BatchGame"]

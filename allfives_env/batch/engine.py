@@ -1,0 +1,215 @@
+""":class:`BatchGame`: ``n`` independent games of All Fives in arrays, advanced together by compiled
+kernels.
+
+The Python core (:class:`allfives_env.core.game.Game`) stays the readable reference; this is a second
+implementation of the same rules for throughput: one call steps every game, with no Python per game.
+Action ids, legal sets, scores and observations are the core's (``allfives_v0``'s), and every game can
+be written out as a replay that the core re-simulates and verifies (:meth:`BatchGame.replay`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+
+from ..core.errors import GameOverError, IllegalActionError, ReplayError, RulesError, SeedError, short_repr
+from ..core.actions import action_name
+from ..core.rules import Rules
+from ..core.seeds import check_seed
+from ..core.tiles import tile_set
+from ..core.values import is_integer
+from . import kernels
+from .record import replay_record
+from .layout import EVENT_WIDTH, NUM_ACTIONS, rules_vector, state_dtype, tables_for
+
+#: The most games one batch holds: far beyond any machine's use, it keeps a typo (1e9) from
+#: allocating gigabytes before anything else can fail.
+MAX_GAMES = 1 << 22
+_FIRST_LOG = 256  # decisions logged per game before the log first grows
+
+
+class BatchGame:
+    """``n`` games under one rules object, each dealt from its own stream of ``seed``.
+
+    Game ``i`` is the same game whatever ``n`` is (its stream depends on ``seed`` and ``i`` only), so a
+    batch can be split into chunks without changing any game. Finished games stay finished (``done``)
+    until :meth:`reset_done` deals them a new episode, so their result and replay can be read first.
+
+    Parameters: ``rules`` (default ``Rules()``), ``n`` games, ``seed`` (a non-negative integer),
+    ``stop_after_hand`` (each episode is one hand, as ``episode='hand'`` in the env), ``record``
+    (keep each game's decisions so that :meth:`replay` can rebuild it; on by default, off saves one
+    write per decision), ``first_game`` (the index of ``S[0]``'s stream: chunk ``k`` of size ``n`` is
+    ``first_game=k*n``).
+    """
+
+    def __init__(self, rules: Optional[Rules] = None, n: int = 1, seed: int = 0, *, stop_after_hand: bool = False,
+                 record: bool = True, first_game: int = 0) -> None:
+        if rules is None:
+            rules = Rules()
+        if not isinstance(rules, Rules):
+            raise RulesError(f"rules must be a Rules object (Rules(...) or Rules.from_options({{...}})), got {short_repr(rules)}")
+        if not is_integer(n) or not 1 <= n <= MAX_GAMES:
+            raise RulesError(f"n={short_repr(n)} is not allowed: give the number of games, an integer 1..{MAX_GAMES}")
+        for name, flag in (("stop_after_hand", stop_after_hand), ("record", record)):
+            if not isinstance(flag, (bool, np.bool_)):
+                raise RulesError(f"{name}={short_repr(flag)} is not allowed: give True or False")
+        self.seed = check_seed(seed)
+        if self.seed is None:
+            raise SeedError("seed=None is not allowed for a batch: give a non-negative integer, so every game can be replayed")
+        self.first_game = check_seed(first_game, "first_game") or 0
+        self.rules = rules
+        self.n = int(n)
+        self.stop_after_hand = bool(stop_after_hand)
+        self.record = bool(record)
+        self.tiles = tile_set(rules.max_pip)
+        self._R = rules_vector(rules, self.stop_after_hand)
+        t = tables_for(rules.max_pip)
+        self._tables = (t.low, t.high, t.pips, t.double_id, t.double, t.with_value)
+        self.num_actions = int(self._R[NUM_ACTIONS])
+        self.draw_action = self.tiles.size * 4 if rules.may_draw_when_able else -1
+        self._dtype = state_dtype(rules.max_pip)
+        self._no_log = (np.zeros((0, EVENT_WIDTH), np.int32), np.zeros(2, np.int32),
+                        np.zeros((0, self.tiles.size + 4), np.int32))
+        self._log = np.zeros((self.n, _FIRST_LOG if self.record else 0), dtype=np.int16)
+        self.S = np.zeros(self.n, dtype=self._dtype)
+        self._mask = np.zeros((self.n, self.num_actions), dtype=np.bool_)
+        kernels.start_games(self.S, self._R, np.uint64(self.seed), np.uint64(self.first_game), *self._kit())
+
+    def _kit(self) -> tuple:
+        """The tile tables and the (empty) replay log every kernel takes."""
+        return (*self._tables, *self._no_log)
+
+    # ------------------------------------------------------------------ state
+    @property
+    def current(self) -> np.ndarray:
+        """(n,) the seat to act in each game, -1 where the game is over."""
+        return self.S["current"].copy()
+
+    @property
+    def done(self) -> np.ndarray:
+        """(n,) True where the game is over."""
+        return self.S["over"] == 1
+
+    @property
+    def scores(self) -> np.ndarray:
+        """(n, sides) each side's score."""
+        return self.S["scores"][:, :self.rules.num_sides].copy()
+
+    @property
+    def winner(self) -> np.ndarray:
+        """(n,) the winning side of each finished game, -1 while it runs or for a draw."""
+        return self.S["winner"].copy()
+
+    @property
+    def truncated(self) -> np.ndarray:
+        """(n,) True where a game ended at the ``max_hands`` cap."""
+        return self.S["truncated"] == 1
+
+    @property
+    def hand_number(self) -> np.ndarray:
+        """(n,) the hand each game is in (1 first)."""
+        return self.S["hand_number"].copy()
+
+    def legal_mask(self, out: Optional[np.ndarray] = None) -> np.ndarray:
+        """bool (n, num_actions): the legal actions of each game's seat to act (a finished game's row
+        is all False). ``out`` is reused when given; by default a new array."""
+        target = np.zeros((self.n, self.num_actions), dtype=np.bool_) if out is None else out
+        kernels.fill_legal_mask(self.S, target)
+        return target
+
+    def legal_actions(self, i: int) -> list[int]:
+        """Legal action ids of game ``i``, ascending."""
+        g = self.S[self._index(i)]
+        return sorted(int(a) for a in g["legal"][:g["n_legal"]])
+
+    # ------------------------------------------------------------------ stepping
+    def step(self, actions: Any) -> None:
+        """Apply one action per game: -1 leaves a game as it is (a finished game ignores its action), so
+        a caller can move some games and not others. Forced draws, passes and hand ends run inside, as
+        in the core. Nothing is applied when any live game's action is
+        illegal: the :class:`IllegalActionError` names the first such game and its legal actions."""
+        acts = self._checked_actions(actions)
+        bad = kernels.first_illegal(self.S, acts)
+        if bad >= 0:
+            raise IllegalActionError(self._illegal_message(bad, acts[bad]))
+        self._step_checked(acts)
+
+    def _step_checked(self, acts: np.ndarray) -> None:
+        """Step with actions already known to be legal (the batch agents' own choices)."""
+        most = kernels.step_games(self.S, self._R, acts, *self._kit(), self._log)
+        if self.record and most >= self._log.shape[1]:
+            self._grow_log(most)
+
+    def _grow_log(self, most: int) -> None:
+        """Double the per-game decision log (a game never loses a logged decision: the kernel stops
+        logging at the capacity, and this runs before any game's next decision)."""
+        if most > self._log.shape[1]:
+            raise RuntimeError("decision log overflow")  # pragma: no cover - the log grows before it fills
+        grown = np.zeros((self.n, 2 * self._log.shape[1]), dtype=np.int16)
+        grown[:, :self._log.shape[1]] = self._log
+        self._log = grown
+
+    def _checked_actions(self, actions: Any) -> np.ndarray:
+        """``actions`` as an int64 (n,) array, or a clear error."""
+        arr = np.asarray(actions)
+        if arr.shape != (self.n,):
+            raise IllegalActionError(f"step() needs one action per game: an array of shape ({self.n},), got shape {arr.shape}")
+        if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
+            raise IllegalActionError(f"actions must be integer action ids, got an array of dtype {arr.dtype}")
+        if self.S["over"].all():
+            raise GameOverError("every game of the batch is over: call reset_done() to deal new episodes")
+        return arr.astype(np.int64, copy=False)
+
+    def _illegal_message(self, i: int, action: int) -> str:
+        legal = self.legal_actions(i)
+        names = ", ".join(action_name(a, self.tiles) for a in legal)
+        what = (f"action {action} ({action_name(int(action), self.tiles)})" if 0 <= action < self.num_actions
+                else f"action {action} (out of range 0..{self.num_actions - 1})")
+        return f"game {i}: {what} is not legal for seat {self.S[i]['current']}; legal actions: {names} (ids {legal})"
+
+    def reset_done(self) -> np.ndarray:
+        """Deal a new episode to every finished game, from its own stream; returns the bool (n,) mask of
+        the games that were restarted. Their decision logs start again (the old replay is gone)."""
+        restarted = self.S["over"] == 1
+        if restarted.any():
+            kernels.restart_finished(self.S, self._R, *self._kit())
+        return restarted
+
+    def random_actions(self, states: np.ndarray) -> np.ndarray:
+        """A uniformly random legal action per game (-1 where finished), drawn from ``states`` (an
+        (n,) uint64 array of the caller's streams, advanced in place)."""
+        out = np.empty(self.n, dtype=np.int64)
+        kernels.random_actions(self.S, states, out)
+        return out
+
+    # ------------------------------------------------------------------ helpers
+    def _index(self, i: Any) -> int:
+        if not is_integer(i) or not -self.n <= i < self.n:
+            raise IndexError(f"game index {short_repr(i)} is out of range for a batch of {self.n} games")
+        return int(i) % self.n
+
+    def decisions(self, i: int) -> np.ndarray:
+        """The decisions (action ids) game ``i`` has taken in its current episode, in order."""
+        if not self.record:
+            raise ReplayError("this batch was built with record=False: it keeps no decisions to replay")
+        i = self._index(i)
+        return self._log[i, :self.S[i]["decisions"]].astype(np.int64)
+
+    def replay(self, i: int) -> dict[str, Any]:
+        """The replay record of game ``i``'s current episode (finished or not), in the format of
+        :func:`allfives_env.core.replay.game_record`: ``load_replay`` re-simulates it with the core and
+        verifies every event. The batch engine itself re-runs the game from its episode's first state
+        with the logged decisions, writing every event as it goes. Needs ``record=True``."""
+        decisions = self.decisions(i)
+        game = self.S[self._index(i):self._index(i) + 1].copy()
+        events = 16 * len(decisions) + 256
+        while True:
+            ev = np.zeros((events, EVENT_WIDTH), np.int32)
+            nev = np.zeros(2, np.int32)
+            hl = np.zeros((events // 8, self.tiles.size + 4), np.int32)
+            kernels.replay_game(game, self._R, decisions, *self._tables, ev, nev, hl)
+            if not nev[1]:
+                break
+            events *= 2  # pragma: no cover - sized for the longest game with room to spare
+        return replay_record(self.rules, game[0], self.stop_after_hand, ev[:nev[0]], hl[:game[0]["hand_number"]])

@@ -1,0 +1,319 @@
+"""Compiled turns: a play, the forced draws and passes that follow, the settlement and the win check.
+
+A line-by-line port of :class:`allfives_env.core.game.Game`'s stepping (RULES.md §3, §6, §7), on one
+game record at a time: :func:`step_game` applies the seat's decision, then runs everything up to the
+next decision, exactly as ``Game.step`` does; the differential tests hold the two to the same events.
+
+Every kernel takes the same arguments: the game record ``g``, the rules vector ``R`` (:mod:`.layout`),
+the tile tables (low, high, pips, double_id, is_double, with_value) and the replay log (``ev`` event
+rows, ``nev`` = [rows used, overflow flag], ``hl`` one row per hand), which is empty unless a replay is
+being rebuilt.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .board import count, open_values, place, placements, tile_placements
+from .dealing import log_event, new_hand
+from .layout import (
+    ALLOW_NEGATIVE, BLOCKED, BY_TARGET, DIFFERENCE, DOMINO, DRAW_ACTION, EV_DRAW, EV_GAME_OVER, EV_PASS, EV_PLAY,
+    EV_SETTLEMENT, EXACT_TARGET, IMMEDIATE, LEAD_SCORES, MAX_DRAWS, MAX_HANDS, MIN_FIRST, NUM_PLAYERS, NUM_SIDES,
+    ON_TABLE, PARTNERSHIP, RESERVE, ROUND_DOWN, ROUND_EACH, ROUND_NEAREST, ROUNDING, SCORE_UNIT, STOP_AFTER_HAND,
+    TARGET, TILE_COUNT, WINNER_TAKES, B_SIZE,
+)
+
+
+@njit(cache=True)
+def side_of(R: np.ndarray, seat: int) -> int:
+    """The scoring side of a seat."""
+    return seat % 2 if R[PARTNERSHIP] else seat
+
+
+@njit(cache=True)
+def points_for_count(g, R: np.ndarray, seat: int, c: int, is_lead: bool) -> int:
+    """Points credited to ``seat``'s side for a play making count ``c`` (every scoring gate applied)."""
+    if c % 5 or c == 0:
+        return 0
+    if is_lead and not R[LEAD_SCORES]:
+        return 0
+    side = side_of(R, seat)
+    if not g.is_in[side] and c < R[MIN_FIRST]:
+        return 0
+    points = c // R[SCORE_UNIT]
+    if R[EXACT_TARGET] and g.scores[side] + points > R[TARGET]:
+        return 0
+    return points
+
+
+@njit(cache=True)
+def round_pips(R: np.ndarray, p: int) -> int:
+    """A pip total rounded under ``rounding`` (nearest: 0-2 down, 3-4 up)."""
+    if R[ROUNDING] == ROUND_NEAREST:
+        return 5 * ((p + 2) // 5)
+    if R[ROUNDING] == ROUND_DOWN:
+        return 5 * (p // 5)
+    return p
+
+
+@njit(cache=True)
+def pips_to_points(R: np.ndarray, p: int) -> int:
+    """Rounded pips in score units."""
+    return round_pips(R, p) // R[SCORE_UNIT]
+
+
+@njit(cache=True)
+def top_side(g, R: np.ndarray, require_target: bool) -> int:
+    """The side with the unique highest score (at or above the target if asked), else -1."""
+    sides = R[NUM_SIDES]
+    top = g.scores[0]
+    for s in range(1, sides):
+        top = max(top, g.scores[s])
+    if require_target and top < R[TARGET]:
+        return -1
+    found = -1
+    for s in range(sides):
+        if g.scores[s] == top:
+            if found >= 0:
+                return -1
+            found = s
+    return found
+
+
+@njit(cache=True)
+def can_draw(g, R: np.ndarray) -> bool:
+    """Tiles above the reserve, and the per-turn draw cap not reached."""
+    return R[TILE_COUNT] - g.next_draw > R[RESERVE] and (R[MAX_DRAWS] < 0 or g.draws_this_turn < R[MAX_DRAWS])
+
+
+@njit(cache=True)
+def _ask(g, R: np.ndarray, seat: int, n: int) -> None:
+    """``seat`` is to act with ``n`` placements in ``g.legal`` (plus "draw" when drawing is a choice)."""
+    if R[DRAW_ACTION] >= 0 and can_draw(g, R):
+        g.legal[n] = R[DRAW_ACTION]
+        n += 1
+    g.current = seat
+    g.n_legal = n
+
+
+@njit(cache=True)
+def _draw(g, R: np.ndarray, seat: int, forced: bool, low: np.ndarray, high: np.ndarray, ev: np.ndarray,
+          nev: np.ndarray) -> int:
+    """``seat`` takes the top of the boneyard; what it reveals about the seat's hand goes to its voids."""
+    tile = g.deal[g.next_draw]
+    g.next_draw += 1
+    g.owner[tile] = seat
+    g.hand_count[seat] += 1
+    g.draws_this_turn += 1
+    log_event(ev, nev, EV_DRAW, seat, tile, 1 if forced else 0, 0, 0)
+    if forced:
+        open_mask = open_values(g.board)
+        tile_bits = (1 << low[tile]) | (1 << high[tile])
+        if open_mask & tile_bits:
+            g.voids[seat] = open_mask & ~tile_bits  # it plays the tile at once; until then it holds those values
+            g.pending_seat = seat
+            g.pending_mask = open_mask
+        else:
+            g.voids[seat] = open_mask
+    else:
+        g.voids[seat] = 0
+        g.pending_seat = -1
+    return tile
+
+
+@njit(cache=True)
+def offer(g, R, seat, low, high, pips, double_id, is_double, with_value, ev, nev, hl) -> None:
+    """Find the next seat with a choice from ``seat`` on: forced draws and passes happen here, and a
+    hand in which every seat passes with the boneyard at its reserve is settled as blocked."""
+    P = R[NUM_PLAYERS]
+    while True:
+        n = placements(g.board, g.owner, seat, with_value, g.legal, 0)
+        if n:
+            _ask(g, R, seat, n)
+            return
+        while can_draw(g, R):
+            tile = _draw(g, R, seat, True, low, high, ev, nev)
+            n = tile_placements(g.board, tile, low, high, g.legal, 0)
+            if n:
+                _ask(g, R, seat, n)
+                return
+        g.voids[seat] |= open_values(g.board)
+        log_event(ev, nev, EV_PASS, seat, 0, 0, 0, 0)
+        g.passes += 1
+        if g.passes >= P and R[TILE_COUNT] - g.next_draw <= R[RESERVE]:
+            settle(g, R, BLOCKED, -1, low, high, pips, double_id, is_double, with_value, ev, nev, hl)
+            return
+        seat = (seat + 1) % P
+        g.draws_this_turn = 0
+
+
+@njit(cache=True)
+def play(g, R, action, low, high, pips, double_id, is_double, with_value, ev, nev, hl) -> None:
+    """Place the tile, count, credit the points, check for a win, settle a domino, pass the turn on."""
+    tile = action >> 2
+    slot = action & 3
+    seat = g.current
+    is_lead = g.board[B_SIZE] == 0
+    place(g.board, tile, slot, low, high)
+    g.owner[tile] = ON_TABLE + seat
+    g.hand_count[seat] -= 1
+    g.passes = 0
+    if g.pending_seat >= 0:
+        if g.pending_seat == seat:
+            g.voids[seat] |= g.pending_mask
+        g.pending_seat = -1
+    c = count(g.board)
+    points = points_for_count(g, R, seat, c, is_lead)
+    if points:
+        side = side_of(R, seat)
+        g.scores[side] += points
+        g.is_in[side] = 1
+    log_event(ev, nev, EV_PLAY, seat, tile, slot, c, points)
+    if points and R[IMMEDIATE] and top_side(g, R, True) >= 0:
+        settle(g, R, BY_TARGET, -1, low, high, pips, double_id, is_double, with_value, ev, nev, hl)
+        return
+    if g.hand_count[seat] == 0:
+        settle(g, R, DOMINO, seat, low, high, pips, double_id, is_double, with_value, ev, nev, hl)
+        return
+    g.draws_this_turn = 0
+    offer(g, R, (seat + 1) % R[NUM_PLAYERS], low, high, pips, double_id, is_double, with_value, ev, nev, hl)
+
+
+@njit(cache=True)
+def step_game(g, R, action, low, high, pips, double_id, is_double, with_value, ev, nev, hl) -> None:
+    """Apply the decision ``action`` (legal: checked by the caller) of the seat to act."""
+    g.decisions += 1
+    if action == R[DRAW_ACTION]:
+        _draw(g, R, g.current, False, low, high, ev, nev)
+        offer(g, R, g.current, low, high, pips, double_id, is_double, with_value, ev, nev, hl)
+    else:
+        play(g, R, action, low, high, pips, double_id, is_double, with_value, ev, nev, hl)
+
+
+@njit(cache=True)
+def _award(R: np.ndarray, parts: np.ndarray, k: int) -> int:
+    """Points for the pip totals ``parts[:k]`` under ``bonus_round``."""
+    if R[ROUND_EACH]:
+        total = 0
+        for i in range(k):
+            total += pips_to_points(R, parts[i])
+        return total
+    return pips_to_points(R, parts[:k].sum())
+
+
+@njit(cache=True)
+def _winner_takes(g, R: np.ndarray, result: int, dominoer: int, seat_pips: np.ndarray, deltas: np.ndarray) -> None:
+    """RULES.md §6.3: the winner gains the opponents' pips (never a partner's)."""
+    P = R[NUM_PLAYERS]
+    sides = R[NUM_SIDES]
+    side_pips = np.zeros(4, dtype=np.int64)
+    for s in range(P):
+        side_pips[side_of(R, s)] += seat_pips[s]
+    parts = np.zeros(4, dtype=np.int64)
+    if result == DOMINO:
+        w = side_of(R, dominoer)
+        k = 0
+        for s in range(P):
+            if side_of(R, s) != w:
+                parts[k] = seat_pips[s]
+                k += 1
+        deltas[w] += _award(R, parts, k)
+        return
+    low = side_pips[:sides].min()
+    tied = 0
+    for s in range(sides):
+        tied += side_pips[s] == low
+    if tied == 1:
+        w = 0
+        while side_pips[w] != low:
+            w += 1
+        k = 0
+        if not R[DIFFERENCE]:
+            for s in range(P):
+                if side_of(R, s) != w:
+                    parts[k] = seat_pips[s]
+                    k += 1
+        else:
+            for s in range(sides):
+                if s != w:
+                    parts[k] = side_pips[s] - low
+                    k += 1
+        deltas[w] += _award(R, parts, k)
+    elif tied == 2 and P == 3:
+        third = 0
+        while side_pips[third] == low:
+            third += 1
+        total = side_pips[third] - (low if R[DIFFERENCE] else 0)
+        half = 5 * ((round_pips(R, total) // 2) // 5)
+        for s in range(3):
+            if s != third:
+                deltas[s] += half // R[SCORE_UNIT]
+
+
+@njit(cache=True)
+def settle(g, R, result, dominoer, low, high, pips, double_id, is_double, with_value, ev, nev, hl) -> None:
+    """End the hand: deduct or award the pips (not after a win by target), then end the game or deal on."""
+    P = R[NUM_PLAYERS]
+    sides = R[NUM_SIDES]
+    seat_pips = np.zeros(4, dtype=np.int64)
+    for t in range(R[TILE_COUNT]):
+        if g.owner[t] < P:
+            seat_pips[g.owner[t]] += pips[t]
+    deltas = np.zeros(4, dtype=np.int64)
+    if result != BY_TARGET:
+        if R[WINNER_TAKES]:
+            _winner_takes(g, R, result, dominoer, seat_pips, deltas)
+        else:
+            for s in range(P):
+                deltas[side_of(R, s)] -= pips_to_points(R, seat_pips[s])
+        _apply_deltas(g, R, deltas)
+    k = log_event(ev, nev, EV_SETTLEMENT, g.hand_number, result, 0, 0, 0)
+    if k >= 0:
+        for s in range(4):
+            ev[k, 3 + s] = seat_pips[s]
+            ev[k, 7 + s] = deltas[s]
+            ev[k, 11 + s] = g.scores[s]
+    g.last_result = result
+    g.last_dominoer = dominoer
+    for s in range(4):
+        g.last_pips[s] = seat_pips[s]
+    g.hands_completed += 1
+    winner = top_side(g, R, True)
+    if winner >= 0:
+        finish(g, R, winner, 0, ev, nev)
+    elif R[STOP_AFTER_HAND]:
+        finish(g, R, -1, 0, ev, nev)
+    elif R[MAX_HANDS] >= 0 and g.hands_completed >= R[MAX_HANDS]:
+        finish(g, R, top_side(g, R, False), 1, ev, nev)
+    else:
+        new_hand(g, R, pips, high, double_id, is_double, with_value, ev, nev, hl)
+
+
+@njit(cache=True)
+def _apply_deltas(g, R: np.ndarray, deltas: np.ndarray) -> None:
+    """Add the settlement to the scores: a bonus past an exact target is void; no score below zero
+    unless ``allow_negative``."""
+    for side in range(R[NUM_SIDES]):
+        new = g.scores[side] + deltas[side]
+        if deltas[side] > 0 and R[EXACT_TARGET] and new > R[TARGET]:
+            deltas[side] = 0
+            continue
+        if not R[ALLOW_NEGATIVE] and new < 0:
+            deltas[side] = -g.scores[side] if g.scores[side] > 0 else 0
+            new = g.scores[side] + deltas[side]
+        g.scores[side] = new
+
+
+@njit(cache=True)
+def finish(g, R: np.ndarray, winner: int, truncated: int, ev: np.ndarray, nev: np.ndarray) -> None:
+    """The game is over: no seat acts any more."""
+    g.over = 1
+    g.winner = winner
+    g.truncated = truncated
+    g.current = -1
+    g.n_legal = 0
+    k = log_event(ev, nev, EV_GAME_OVER, winner, truncated, 0, 0, 0)
+    if k >= 0:
+        for s in range(4):
+            ev[k, 3 + s] = g.scores[s]
