@@ -21,7 +21,7 @@ from ..core.tiles import tile_set
 from ..core.values import is_integer
 from . import kernels
 from .record import replay_record
-from .layout import EVENT_WIDTH, NUM_ACTIONS, rules_vector, state_dtype, tables_for
+from .layout import EVENT_WIDTH, NUM_ACTIONS, Tables, rules_vector, state_dtype, tables_for
 
 #: The most games one batch holds: far beyond any machine's use, it keeps a typo (1e9) from
 #: allocating gigabytes before anything else can fail.
@@ -64,7 +64,7 @@ class BatchGame:
         self.record = bool(record)
         self.tiles = tile_set(rules.max_pip)
         self._R = rules_vector(rules, self.stop_after_hand)
-        t = tables_for(rules.max_pip)
+        t = self._table_set = tables_for(rules.max_pip)
         self._tables = (t.low, t.high, t.pips, t.double_id, t.double, t.with_value)
         self.num_actions = int(self._R[NUM_ACTIONS])
         self.draw_action = self.tiles.size * 4 if rules.may_draw_when_able else -1
@@ -81,6 +81,16 @@ class BatchGame:
         return (*self._tables, *self._no_log)
 
     # ------------------------------------------------------------------ state
+    @property
+    def rules_vector(self) -> np.ndarray:
+        """The rules as the kernels read them (:func:`.layout.rules_vector`); read-only by convention."""
+        return self._R
+
+    @property
+    def tables(self) -> Tables:
+        """The tile tables the kernels read (:func:`.layout.tables_for`)."""
+        return self._table_set
+
     @property
     def current(self) -> np.ndarray:
         """(n,) the seat to act in each game, -1 where the game is over."""
