@@ -14,11 +14,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .board import clear_board, placements
+from .board import clear_board, hand_placements
 from .layout import (
     AFTER_BLOCK, AFTER_LOWEST, AFTER_ROTATE, B_SIZE, BONEYARD, DOMINO, EV_DRAW, EV_HAND_START, FALLBACK,
     FALLBACK_DRAW, FALLBACK_HEAVIEST, FIRST_LEADER, FIRST_RANDOM, HAND_SIZE, MUST_LEAD, NUM_PLAYERS, NUM_SIDES,
-    RESERVE, SIDES_FIRST, SNIFF, TILE_COUNT,
+    RESERVE, SIDES_FIRST, SNIFF, TILE_COUNT, WORD_BITS, NUM_VALUES, DOUBLE_ID_AT, PIPS_AT, HIGH_AT, IS_DOUBLE_AT,
 )
 
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -79,6 +79,29 @@ def log_event(ev: np.ndarray, nev: np.ndarray, kind: int, a: int, b: int, c: int
 
 
 @njit(cache=True)
+def give(g, seat: int, tile: int) -> None:
+    """``tile`` goes to ``seat``'s hand (its owner entry and its bit)."""
+    g.owner[tile] = seat
+    g.hand_bits[seat, tile // WORD_BITS] |= np.int64(1) << (tile % WORD_BITS)
+
+
+@njit(cache=True)
+def take(g, seat: int, tile: int, where: int) -> None:
+    """``tile`` leaves ``seat``'s hand for ``where`` (an owner code: the table, ...)."""
+    g.owner[tile] = where
+    g.hand_bits[seat, tile // WORD_BITS] &= ~(np.int64(1) << (tile % WORD_BITS))
+
+
+@njit(cache=True)
+def sync_hand_bits(g, R: np.ndarray) -> None:
+    """Rebuild the hand bit masks from ``g.owner`` (after writing a position into a record by hand)."""
+    g.hand_bits[:, :] = 0
+    for t in range(R[TILE_COUNT]):
+        if g.owner[t] < 4:
+            g.hand_bits[g.owner[t], t // WORD_BITS] |= np.int64(1) << (t % WORD_BITS)
+
+
+@njit(cache=True)
 def _shuffle_deal(g, R: np.ndarray) -> None:
     """A fresh permutation of the set into ``g.deal``; the hands and the boneyard follow from it."""
     T = R[TILE_COUNT]
@@ -92,27 +115,33 @@ def _shuffle_deal(g, R: np.ndarray) -> None:
         deal[j] = tmp
     h = R[HAND_SIZE]
     P = R[NUM_PLAYERS]
+    g.hand_bits[:, :] = 0
     for k in range(T):
-        g.owner[deal[k]] = k // h if k < P * h else BONEYARD
+        t = deal[k]
+        if k < P * h:
+            give(g, k // h, t)
+        else:
+            g.owner[t] = BONEYARD
     for s in range(4):
         g.hand_count[s] = h if s < P else 0
     g.next_draw = P * h
 
 
 @njit(cache=True)
-def _first_leader(g, R: np.ndarray, pips: np.ndarray, high: np.ndarray, double_id: np.ndarray, is_double: np.ndarray):
+def _first_leader(g, R: np.ndarray):
     """The leader of hand 1 and the tile it must lead (-1: any); leader -1 asks for a redeal."""
     P = R[NUM_PLAYERS]
     if R[FIRST_LEADER] == FIRST_RANDOM:
         return random_below(g, P), -1
-    for v in range(double_id.shape[0] - 1, -1, -1):
-        d = double_id[v]
+    for v in range(R[NUM_VALUES] - 1, -1, -1):
+        d = R[DOUBLE_ID_AT + v]
         if g.owner[d] < P:
             return g.owner[d], (d if R[MUST_LEAD] else -1)
     if R[FALLBACK] == FALLBACK_HEAVIEST:
         best = -1
         for t in range(R[TILE_COUNT]):
-            if g.owner[t] < P and (best < 0 or pips[t] > pips[best] or (pips[t] == pips[best] and high[t] > high[best])):
+            if g.owner[t] < P and (best < 0 or R[PIPS_AT + t] > R[PIPS_AT + best]
+                                   or (R[PIPS_AT + t] == R[PIPS_AT + best] and R[HIGH_AT + t] > R[HIGH_AT + best])):
                 best = t
         return g.owner[best], (best if R[MUST_LEAD] else -1)
     if R[FALLBACK] != FALLBACK_DRAW:
@@ -124,9 +153,9 @@ def _first_leader(g, R: np.ndarray, pips: np.ndarray, high: np.ndarray, double_i
     while T - g.next_draw > R[RESERVE]:
         tile = g.deal[g.next_draw]
         g.next_draw += 1
-        g.owner[tile] = seat
+        give(g, seat, tile)
         g.hand_count[seat] += 1
-        if is_double[tile]:
+        if R[IS_DOUBLE_AT + tile]:
             return seat, (tile if R[MUST_LEAD] else -1)
         seat = (seat + 1) % P
     return -1, -1
@@ -157,8 +186,7 @@ def _later_leader(g, R: np.ndarray) -> int:
 
 
 @njit(cache=True)
-def new_hand(g, R: np.ndarray, pips: np.ndarray, high: np.ndarray, double_id: np.ndarray, is_double: np.ndarray,
-             with_value: np.ndarray, ev: np.ndarray, nev: np.ndarray, hl: np.ndarray) -> None:
+def new_hand(g, R: np.ndarray, ev: np.ndarray, nev: np.ndarray, hl: np.ndarray) -> None:
     """Deal the next hand (redealing while the rules ask for it), choose its leader and offer the lead."""
     P = R[NUM_PLAYERS]
     g.hand_number += 1
@@ -169,7 +197,7 @@ def new_hand(g, R: np.ndarray, pips: np.ndarray, high: np.ndarray, double_id: np
         if g.hand_number > 1:
             leader = _later_leader(g, R)
             break
-        leader, lead_tile = _first_leader(g, R, pips, high, double_id, is_double)
+        leader, lead_tile = _first_leader(g, R)
         if leader >= 0:
             break
         g.opening_drawer = -1
@@ -185,7 +213,7 @@ def new_hand(g, R: np.ndarray, pips: np.ndarray, high: np.ndarray, double_id: np
         g.legal[0] = lead_tile << 2
         g.n_legal = 1
     else:
-        g.n_legal = placements(g.board, g.owner, leader, with_value, g.legal, 0)
+        g.n_legal = hand_placements(g.board, g.hand_bits[leader], R, g.legal)
     _log_hand_start(g, R, ev, nev, hl)
 
 
@@ -214,8 +242,7 @@ def _log_hand_start(g, R: np.ndarray, ev: np.ndarray, nev: np.ndarray, hl: np.nd
 
 
 @njit(cache=True)
-def new_game(g, R: np.ndarray, pips: np.ndarray, high: np.ndarray, double_id: np.ndarray, is_double: np.ndarray,
-             with_value: np.ndarray, ev: np.ndarray, nev: np.ndarray, hl: np.ndarray) -> None:
+def new_game(g, R: np.ndarray, ev: np.ndarray, nev: np.ndarray, hl: np.ndarray) -> None:
     """Start a new episode from the game's stream where it stands (zero scores, hand 1)."""
     g.episode_rng = g.rng
     for s in range(4):
@@ -229,4 +256,4 @@ def new_game(g, R: np.ndarray, pips: np.ndarray, high: np.ndarray, double_id: np
     g.truncated = 0
     g.decisions = 0
     g.leader = -1
-    new_hand(g, R, pips, high, double_id, is_double, with_value, ev, nev, hl)
+    new_hand(g, R, ev, nev, hl)

@@ -77,8 +77,8 @@ class BatchGame:
         kernels.start_games(self.S, self._R, np.uint64(self.seed), np.uint64(self.first_game), *self._kit())
 
     def _kit(self) -> tuple:
-        """The tile tables and the (empty) replay log every kernel takes."""
-        return (*self._tables, *self._no_log)
+        """The (empty) replay log every kernel takes."""
+        return self._no_log
 
     # ------------------------------------------------------------------ state
     @property
@@ -218,7 +218,7 @@ class BatchGame:
             ev = np.zeros((events, EVENT_WIDTH), np.int32)
             nev = np.zeros(2, np.int32)
             hl = np.zeros((events // 8, self.tiles.size + 4), np.int32)
-            kernels.replay_game(game, self._R, decisions, *self._tables, ev, nev, hl)
+            kernels.replay_game(game, self._R, decisions, ev, nev, hl)
             if not nev[1]:
                 break
             events *= 2  # pragma: no cover - sized for the longest game with room to spare

@@ -21,7 +21,22 @@ from ..core.tiles import tile_set
 (NUM_PLAYERS, PARTNERSHIP, HAND_SIZE, MAX_PIP, TILE_COUNT, NUM_VALUES, RESERVE, FIRST_LEADER, FALLBACK,
  MUST_LEAD, AFTER_BLOCK, MAY_DRAW, MAX_DRAWS, SIDES_FIRST, SNIFF, LEAD_SCORES, SCORE_UNIT, MIN_FIRST,
  WINNER_TAKES, ROUNDING, ROUND_EACH, DIFFERENCE, ALLOW_NEGATIVE, TARGET, IMMEDIATE, EXACT_TARGET, MAX_HANDS,
- NUM_SIDES, DRAW_ACTION, STOP_AFTER_HAND, NUM_ACTIONS, RULES_LEN) = range(32)
+ NUM_SIDES, DRAW_ACTION, STOP_AFTER_HAND, NUM_ACTIONS, VALUE_BITS) = range(32)
+#: R[VALUE_BITS + 2*v + w]: word w of the bit mask of the tiles showing pip value v (tile ids are split
+#: into words of :data:`WORD_BITS`, so that every mask is a non-negative int64 even for double-twelve)
+WORD_BITS = 60
+#: The tile tables follow the rules in the same vector (one array is all a kernel needs besides the game
+#: and the log: every extra array argument costs a compiled call about as much as the work it does).
+#: R[LOW_AT + t], R[HIGH_AT + t], R[PIPS_AT + t], R[IS_DOUBLE_AT + t] per tile id t; R[DOUBLE_ID_AT + v]
+#: per pip value; R[WITH_VALUE_AT + 13*v + k] the k-th tile id showing v.
+_MAX_T, _MAX_V = 91, 13
+LOW_AT = VALUE_BITS + 2 * _MAX_V
+HIGH_AT = LOW_AT + _MAX_T
+PIPS_AT = HIGH_AT + _MAX_T
+IS_DOUBLE_AT = PIPS_AT + _MAX_T
+DOUBLE_ID_AT = IS_DOUBLE_AT + _MAX_T
+WITH_VALUE_AT = DOUBLE_ID_AT + _MAX_V
+RULES_LEN = WITH_VALUE_AT + _MAX_V * _MAX_V
 
 # choices, in the order of Rules' CHOICES tuples
 FIRST_RANDOM, FIRST_HIGHEST_DOUBLE = 0, 1
@@ -116,6 +131,17 @@ def rules_vector(rules: Rules, stop_after_hand: bool = False) -> np.ndarray:
     r[DRAW_ACTION] = tiles.size * 4 if rules.may_draw_when_able else -1
     r[STOP_AFTER_HAND] = stop_after_hand
     r[NUM_ACTIONS] = tiles.size * 4 + (1 if rules.may_draw_when_able else 0)
+    for v in range(tiles.num_values):
+        for t in range(tiles.size):
+            if v in tiles.pairs[t]:
+                r[VALUE_BITS + 2 * v + t // WORD_BITS] |= 1 << (t % WORD_BITS)
+    t = tables_for(rules.max_pip)
+    T, V = tiles.size, tiles.num_values
+    for at, values in ((LOW_AT, t.low), (HIGH_AT, t.high), (PIPS_AT, t.pips), (IS_DOUBLE_AT, t.double)):
+        r[at:at + T] = values
+    r[DOUBLE_ID_AT:DOUBLE_ID_AT + V] = t.double_id
+    for v in range(V):
+        r[WITH_VALUE_AT + _MAX_V * v:WITH_VALUE_AT + _MAX_V * v + V] = t.with_value[v]
     return r
 
 
@@ -136,6 +162,7 @@ def state_dtype(max_pip: int) -> np.dtype:
         ("legal", np.int16, (max_legal(max_pip),)),  # legal actions of the seat to act, in the core's order
         ("board", np.int32, (BOARD_LEN,)),
         ("hand_count", np.int32, (4,)),
+        ("hand_bits", np.int64, (4, 2)),  # per seat: its tiles as bit masks (words of WORD_BITS tile ids)
         ("voids", np.int32, (4,)),  # per seat: bit mask of pip values it is known to lack
         ("scores", np.int32, (4,)),  # per side
         ("is_in", np.int32, (4,)),  # per side: has scored (min_first_score)

@@ -4,10 +4,10 @@ A line-by-line port of :class:`allfives_env.core.game.Game`'s stepping (RULES.md
 game record at a time: :func:`step_game` applies the seat's decision, then runs everything up to the
 next decision, exactly as ``Game.step`` does; the differential tests hold the two to the same events.
 
-Every kernel takes the same arguments: the game record ``g``, the rules vector ``R`` (:mod:`.layout`),
-the tile tables (low, high, pips, double_id, is_double, with_value) and the replay log (``ev`` event
-rows, ``nev`` = [rows used, overflow flag], ``hl`` one row per hand), which is empty unless a replay is
-being rebuilt.
+Every kernel takes the same arguments: the game record ``g``, the rules vector ``R`` (:mod:`.layout`;
+it holds the tile tables too) and the replay log (``ev`` event rows, ``nev`` = [rows used, overflow
+flag], ``hl`` one row per hand), which is empty unless a replay is being rebuilt. Few arguments on
+purpose: each array argument costs a compiled call about as much as a small kernel's work.
 """
 
 from __future__ import annotations
@@ -15,13 +15,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .board import count, open_values, place, placements, tile_placements
-from .dealing import log_event, new_hand
+from .board import count, hand_placements, open_values, place, tile_placements
+from .dealing import give, log_event, new_hand, take
 from .layout import (
     ALLOW_NEGATIVE, BLOCKED, BY_TARGET, DIFFERENCE, DOMINO, DRAW_ACTION, EV_DRAW, EV_GAME_OVER, EV_PASS, EV_PLAY,
     EV_SETTLEMENT, EXACT_TARGET, IMMEDIATE, LEAD_SCORES, MAX_DRAWS, MAX_HANDS, MIN_FIRST, NUM_PLAYERS, NUM_SIDES,
     ON_TABLE, PARTNERSHIP, RESERVE, ROUND_DOWN, ROUND_EACH, ROUND_NEAREST, ROUNDING, SCORE_UNIT, STOP_AFTER_HAND,
-    TARGET, TILE_COUNT, WINNER_TAKES, B_SIZE,
+    TARGET, TILE_COUNT, WINNER_TAKES, B_SIZE, LOW_AT, HIGH_AT, PIPS_AT,
 )
 
 
@@ -98,18 +98,17 @@ def _ask(g, R: np.ndarray, seat: int, n: int) -> None:
 
 
 @njit(cache=True)
-def _draw(g, R: np.ndarray, seat: int, forced: bool, low: np.ndarray, high: np.ndarray, ev: np.ndarray,
-          nev: np.ndarray) -> int:
+def _draw(g, R: np.ndarray, seat: int, forced: bool, ev: np.ndarray, nev: np.ndarray) -> int:
     """``seat`` takes the top of the boneyard; what it reveals about the seat's hand goes to its voids."""
     tile = g.deal[g.next_draw]
     g.next_draw += 1
-    g.owner[tile] = seat
+    give(g, seat, tile)
     g.hand_count[seat] += 1
     g.draws_this_turn += 1
     log_event(ev, nev, EV_DRAW, seat, tile, 1 if forced else 0, 0, 0)
     if forced:
         open_mask = open_values(g.board)
-        tile_bits = (1 << low[tile]) | (1 << high[tile])
+        tile_bits = (1 << R[LOW_AT + tile]) | (1 << R[HIGH_AT + tile])
         if open_mask & tile_bits:
             g.voids[seat] = open_mask & ~tile_bits  # it plays the tile at once; until then it holds those values
             g.pending_seat = seat
@@ -123,18 +122,18 @@ def _draw(g, R: np.ndarray, seat: int, forced: bool, low: np.ndarray, high: np.n
 
 
 @njit(cache=True)
-def offer(g, R, seat, low, high, pips, double_id, is_double, with_value, ev, nev, hl) -> None:
+def offer(g, R, seat, ev, nev, hl) -> None:
     """Find the next seat with a choice from ``seat`` on: forced draws and passes happen here, and a
     hand in which every seat passes with the boneyard at its reserve is settled as blocked."""
     P = R[NUM_PLAYERS]
     while True:
-        n = placements(g.board, g.owner, seat, with_value, g.legal, 0)
+        n = hand_placements(g.board, g.hand_bits[seat], R, g.legal)
         if n:
             _ask(g, R, seat, n)
             return
         while can_draw(g, R):
-            tile = _draw(g, R, seat, True, low, high, ev, nev)
-            n = tile_placements(g.board, tile, low, high, g.legal, 0)
+            tile = _draw(g, R, seat, True, ev, nev)
+            n = tile_placements(g.board, tile, R[LOW_AT:HIGH_AT], R[HIGH_AT:PIPS_AT], g.legal, 0)
             if n:
                 _ask(g, R, seat, n)
                 return
@@ -142,21 +141,21 @@ def offer(g, R, seat, low, high, pips, double_id, is_double, with_value, ev, nev
         log_event(ev, nev, EV_PASS, seat, 0, 0, 0, 0)
         g.passes += 1
         if g.passes >= P and R[TILE_COUNT] - g.next_draw <= R[RESERVE]:
-            settle(g, R, BLOCKED, -1, low, high, pips, double_id, is_double, with_value, ev, nev, hl)
+            settle(g, R, BLOCKED, -1, ev, nev, hl)
             return
         seat = (seat + 1) % P
         g.draws_this_turn = 0
 
 
 @njit(cache=True)
-def play(g, R, action, low, high, pips, double_id, is_double, with_value, ev, nev, hl) -> None:
+def play(g, R, action, ev, nev, hl) -> None:
     """Place the tile, count, credit the points, check for a win, settle a domino, pass the turn on."""
     tile = action >> 2
     slot = action & 3
     seat = g.current
     is_lead = g.board[B_SIZE] == 0
-    place(g.board, tile, slot, low, high)
-    g.owner[tile] = ON_TABLE + seat
+    place(g.board, tile, slot, R[LOW_AT:HIGH_AT], R[HIGH_AT:PIPS_AT])
+    take(g, seat, tile, ON_TABLE + seat)
     g.hand_count[seat] -= 1
     g.passes = 0
     if g.pending_seat >= 0:
@@ -171,24 +170,30 @@ def play(g, R, action, low, high, pips, double_id, is_double, with_value, ev, ne
         g.is_in[side] = 1
     log_event(ev, nev, EV_PLAY, seat, tile, slot, c, points)
     if points and R[IMMEDIATE] and top_side(g, R, True) >= 0:
-        settle(g, R, BY_TARGET, -1, low, high, pips, double_id, is_double, with_value, ev, nev, hl)
+        settle(g, R, BY_TARGET, -1, ev, nev, hl)
         return
     if g.hand_count[seat] == 0:
-        settle(g, R, DOMINO, seat, low, high, pips, double_id, is_double, with_value, ev, nev, hl)
+        settle(g, R, DOMINO, seat, ev, nev, hl)
         return
     g.draws_this_turn = 0
-    offer(g, R, (seat + 1) % R[NUM_PLAYERS], low, high, pips, double_id, is_double, with_value, ev, nev, hl)
+    offer(g, R, (seat + 1) % R[NUM_PLAYERS], ev, nev, hl)
+
+
+@njit(cache=True)
+def advance(g, R, action, ev, nev, hl) -> None:
+    """Apply the decision ``action`` (legal: checked by the caller) of the seat to act."""
+    g.decisions += 1
+    if action == R[DRAW_ACTION]:
+        _draw(g, R, g.current, False, ev, nev)
+        offer(g, R, g.current, ev, nev, hl)
+    else:
+        play(g, R, action, ev, nev, hl)
 
 
 @njit(cache=True)
 def step_game(g, R, action, low, high, pips, double_id, is_double, with_value, ev, nev, hl) -> None:
-    """Apply the decision ``action`` (legal: checked by the caller) of the seat to act."""
-    g.decisions += 1
-    if action == R[DRAW_ACTION]:
-        _draw(g, R, g.current, False, low, high, ev, nev)
-        offer(g, R, g.current, low, high, pips, double_id, is_double, with_value, ev, nev, hl)
-    else:
-        play(g, R, action, low, high, pips, double_id, is_double, with_value, ev, nev, hl)
+    """:func:`advance` under its first signature (the tile tables now live in ``R``; they are ignored)."""
+    advance(g, R, action, ev, nev, hl)
 
 
 @njit(cache=True)
@@ -252,14 +257,14 @@ def _winner_takes(g, R: np.ndarray, result: int, dominoer: int, seat_pips: np.nd
 
 
 @njit(cache=True)
-def settle(g, R, result, dominoer, low, high, pips, double_id, is_double, with_value, ev, nev, hl) -> None:
+def settle(g, R, result, dominoer, ev, nev, hl) -> None:
     """End the hand: deduct or award the pips (not after a win by target), then end the game or deal on."""
     P = R[NUM_PLAYERS]
     sides = R[NUM_SIDES]
     seat_pips = np.zeros(4, dtype=np.int64)
     for t in range(R[TILE_COUNT]):
         if g.owner[t] < P:
-            seat_pips[g.owner[t]] += pips[t]
+            seat_pips[g.owner[t]] += R[PIPS_AT + t]
     deltas = np.zeros(4, dtype=np.int64)
     if result != BY_TARGET:
         if R[WINNER_TAKES]:
@@ -287,7 +292,7 @@ def settle(g, R, result, dominoer, low, high, pips, double_id, is_double, with_v
     elif R[MAX_HANDS] >= 0 and g.hands_completed >= R[MAX_HANDS]:
         finish(g, R, top_side(g, R, False), 1, ev, nev)
     else:
-        new_hand(g, R, pips, high, double_id, is_double, with_value, ev, nev, hl)
+        new_hand(g, R, ev, nev, hl)
 
 
 @njit(cache=True)
