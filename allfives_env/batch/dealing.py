@@ -16,7 +16,7 @@ from numba import njit
 
 from .board import clear_board, hand_placements
 from .layout import (
-    AFTER_BLOCK, AFTER_LOWEST, AFTER_ROTATE, B_SIZE, BONEYARD, DOMINO, EV_DRAW, EV_HAND_START, FALLBACK,
+    AFTER_BLOCK, AFTER_LOWEST, AFTER_ROTATE, B_SIZE, BONEYARD, DOMINO, EV_DEAL, EV_DRAW, EV_HAND_START, FALLBACK,
     FALLBACK_DRAW, FALLBACK_HEAVIEST, FIRST_LEADER, FIRST_RANDOM, HAND_SIZE, MUST_LEAD, NUM_PLAYERS, NUM_SIDES,
     RESERVE, SIDES_FIRST, SNIFF, TILE_COUNT, WORD_BITS, NUM_VALUES, DOUBLE_ID_AT, PIPS_AT, HIGH_AT, IS_DOUBLE_AT,
 )
@@ -58,23 +58,24 @@ def random_below(g, k: int) -> int:
 
 
 @njit(cache=True)
-def log_event(ev: np.ndarray, nev: np.ndarray, kind: int, a: int, b: int, c: int, d: int, e: int) -> int:
-    """Append an event row (replay logging; ``ev`` has no rows when a batch is not logging). Returns the
-    row index, or -1 when nothing was written (not logging, or the log is full: ``nev[1]`` is then set)."""
-    k = nev[0]
-    if ev.shape[0] == 0:
+def log_event(elog: np.ndarray, kind: int, a: int, b: int, c: int, d: int, e: int) -> int:
+    """Append an event row to the replay log ``elog`` (no rows when a batch is not logging; else row 0
+    holds [rows used, overflow flag] and is set to [1, 0] by the caller). Returns the row index, or -1
+    when nothing was written (not logging, or the log is full: the overflow flag is then set)."""
+    if elog.shape[0] == 0:
         return -1
-    if k >= ev.shape[0]:
-        nev[1] = 1
+    k = elog[0, 0]
+    if k >= elog.shape[0]:
+        elog[0, 1] = 1
         return -1
-    ev[k, :] = 0
-    ev[k, 0] = kind
-    ev[k, 1] = a
-    ev[k, 2] = b
-    ev[k, 3] = c
-    ev[k, 4] = d
-    ev[k, 5] = e
-    nev[0] = k + 1
+    elog[k, :] = 0
+    elog[k, 0] = kind
+    elog[k, 1] = a
+    elog[k, 2] = b
+    elog[k, 3] = c
+    elog[k, 4] = d
+    elog[k, 5] = e
+    elog[0, 0] = k + 1
     return k
 
 
@@ -186,7 +187,7 @@ def _later_leader(g, R: np.ndarray) -> int:
 
 
 @njit(cache=True)
-def new_hand(g, R: np.ndarray, ev: np.ndarray, nev: np.ndarray, hl: np.ndarray) -> None:
+def new_hand(g, R: np.ndarray, elog: np.ndarray) -> None:
     """Deal the next hand (redealing while the rules ask for it), choose its leader and offer the lead."""
     P = R[NUM_PLAYERS]
     g.hand_number += 1
@@ -214,35 +215,31 @@ def new_hand(g, R: np.ndarray, ev: np.ndarray, nev: np.ndarray, hl: np.ndarray) 
         g.n_legal = 1
     else:
         g.n_legal = hand_placements(g.board, g.hand_bits[leader], R, g.legal)
-    _log_hand_start(g, R, ev, nev, hl)
+    _log_hand_start(g, R, elog)
 
 
 @njit(cache=True)
-def _log_hand_start(g, R: np.ndarray, ev: np.ndarray, nev: np.ndarray, hl: np.ndarray) -> None:
-    """Replay logging: the deal as dealt, the hand_start event, then any opening draws."""
-    if ev.shape[0] == 0:
+def _log_hand_start(g, R: np.ndarray, elog: np.ndarray) -> None:
+    """Replay logging: the deal as dealt (an ``EV_DEAL`` row), the hand_start event, then any opening
+    draws."""
+    if elog.shape[0] == 0:
         return
-    h = g.hand_number - 1
-    if h < hl.shape[0]:
+    k = log_event(elog, EV_DEAL, g.hand_number, g.leader, g.opening_drawer, 0, 0)
+    if k >= 0:
         T = R[TILE_COUNT]
-        hl[h, :T] = g.deal[:T]
-        hl[h, T] = g.leader
-        hl[h, T + 1] = g.opening_drawer
-        hl[h, T + 2] = nev[0]
-    else:
-        nev[1] = 1
-    k = log_event(ev, nev, EV_HAND_START, g.hand_number, g.leader, 0, 0, 0)
+        elog[k, 4:4 + T] = g.deal[:T]
+    k = log_event(elog, EV_HAND_START, g.hand_number, g.leader, 0, 0, 0)
     if k >= 0:
         for side in range(R[NUM_SIDES]):
-            ev[k, 3 + side] = g.scores[side]
+            elog[k, 3 + side] = g.scores[side]
     first_opening = R[NUM_PLAYERS] * R[HAND_SIZE]
     for j in range(first_opening, g.next_draw):
         seat = (g.opening_drawer + j - first_opening) % R[NUM_PLAYERS]
-        log_event(ev, nev, EV_DRAW, seat, g.deal[j], 0, 0, 0)
+        log_event(elog, EV_DRAW, seat, g.deal[j], 0, 0, 0)
 
 
 @njit(cache=True)
-def new_game(g, R: np.ndarray, ev: np.ndarray, nev: np.ndarray, hl: np.ndarray) -> None:
+def new_game(g, R: np.ndarray, elog: np.ndarray) -> None:
     """Start a new episode from the game's stream where it stands (zero scores, hand 1)."""
     g.episode_rng = g.rng
     for s in range(4):
@@ -256,4 +253,4 @@ def new_game(g, R: np.ndarray, ev: np.ndarray, nev: np.ndarray, hl: np.ndarray) 
     g.truncated = 0
     g.decisions = 0
     g.leader = -1
-    new_hand(g, R, ev, nev, hl)
+    new_hand(g, R, elog)

@@ -21,7 +21,7 @@ from ..core.tiles import tile_set
 from ..core.values import is_integer
 from . import kernels
 from .record import replay_record
-from .layout import EVENT_WIDTH, NUM_ACTIONS, Tables, rules_vector, state_dtype, tables_for
+from .layout import NUM_ACTIONS, log_width, Tables, rules_vector, state_dtype, tables_for
 
 #: The most games one batch holds: far beyond any machine's use, it keeps a typo (1e9) from
 #: allocating gigabytes before anything else can fail.
@@ -69,8 +69,7 @@ class BatchGame:
         self.num_actions = int(self._R[NUM_ACTIONS])
         self.draw_action = self.tiles.size * 4 if rules.may_draw_when_able else -1
         self._dtype = state_dtype(rules.max_pip)
-        self._no_log = (np.zeros((0, EVENT_WIDTH), np.int32), np.zeros(2, np.int32),
-                        np.zeros((0, self.tiles.size + 4), np.int32))
+        self._no_log = np.zeros((0, log_width(rules.max_pip)), np.int32)
         self._log = np.zeros((self.n, _FIRST_LOG if self.record else 0), dtype=np.int16)
         self.S = np.zeros(self.n, dtype=self._dtype)
         self._mask = np.zeros((self.n, self.num_actions), dtype=np.bool_)
@@ -78,7 +77,7 @@ class BatchGame:
 
     def _kit(self) -> tuple:
         """The (empty) replay log every kernel takes."""
-        return self._no_log
+        return (self._no_log,)
 
     # ------------------------------------------------------------------ state
     @property
@@ -213,13 +212,12 @@ class BatchGame:
         with the logged decisions, writing every event as it goes. Needs ``record=True``."""
         decisions = self.decisions(i)
         game = self.S[self._index(i):self._index(i) + 1].copy()
-        events = 16 * len(decisions) + 256
+        rows = 8 * len(decisions) + 256
         while True:
-            ev = np.zeros((events, EVENT_WIDTH), np.int32)
-            nev = np.zeros(2, np.int32)
-            hl = np.zeros((events // 8, self.tiles.size + 4), np.int32)
-            kernels.replay_game(game, self._R, decisions, ev, nev, hl)
-            if not nev[1]:
+            elog = np.zeros((rows, log_width(self.rules.max_pip)), np.int32)
+            elog[0, 0] = 1
+            kernels.replay_game(game, self._R, decisions, elog)
+            if not elog[0, 1]:
                 break
-            events *= 2  # pragma: no cover - sized for the longest game with room to spare
-        return replay_record(self.rules, game[0], self.stop_after_hand, ev[:nev[0]], hl[:game[0]["hand_number"]])
+            rows *= 2  # pragma: no cover - sized for the longest game with room to spare
+        return replay_record(self.rules, game[0], self.stop_after_hand, elog[1:elog[0, 0]])

@@ -15,14 +15,14 @@ from .play import advance
 
 
 @njit(cache=True)
-def start_games(S, R, seed, first, ev, nev, hl) -> None:
+def start_games(S, R, seed, first, elog) -> None:
     """Seed game ``first + i``'s stream into ``S[i]`` and deal its first episode."""
     states = np.zeros(S.shape[0], dtype=np.uint64)
     seed_streams(states, seed, first)
     for i in range(S.shape[0]):
         S[i].rng = states[i]
         S[i].episodes = 0
-        new_game(S[i], R, ev, nev, hl)
+        new_game(S[i], R, elog)
 
 
 @njit(cache=True)
@@ -44,21 +44,21 @@ def first_illegal(S, actions) -> int:
 
 
 @njit(cache=True)
-def step_games(S, R, actions, ev, nev, hl, log) -> int:
+def step_games(S, R, actions, elog, taken) -> int:
     """Apply ``actions[i]`` to every live game ``i`` (finished games, and games given -1, are left
     alone); each decision is
-    appended to that game's row of ``log`` while it has room. Returns the most decisions any game has
-    logged, so the caller can grow ``log`` before it fills."""
+    appended to that game's row of ``taken`` while it has room. Returns the most decisions any game
+    has taken, so the caller can grow ``taken`` before it fills."""
     most = 0
-    cap = log.shape[1]
+    cap = taken.shape[1]
     for i in range(S.shape[0]):
         g = S[i]
         if g.over or actions[i] == -1:
             continue
         k = g.decisions
         if k < cap:
-            log[i, k] = actions[i]
-        advance(g, R, actions[i], ev, nev, hl)
+            taken[i, k] = actions[i]
+        advance(g, R, actions[i], elog)
         most = max(most, g.decisions)
     return most
 
@@ -74,28 +74,28 @@ def fill_legal_mask(S, out) -> None:
 
 
 @njit(cache=True)
-def restart_finished(S, R, ev, nev, hl) -> int:
+def restart_finished(S, R, elog) -> int:
     """Deal a new episode for every finished game from its own stream; the number restarted."""
     restarted = 0
     for i in range(S.shape[0]):
         if S[i].over:
             S[i].episodes += 1
-            new_game(S[i], R, ev, nev, hl)
+            new_game(S[i], R, elog)
             restarted += 1
     return restarted
 
 
 @njit(cache=True)
-def replay_game(S, R, decisions, ev, nev, hl) -> None:
+def replay_game(S, R, decisions, elog) -> None:
     """Re-run the one game in ``S`` from its episode's first state with the recorded ``decisions``,
     logging every event (its replay)."""
     g = S[0]
     g.rng = g.episode_rng
-    new_game(g, R, ev, nev, hl)
+    new_game(g, R, elog)
     for k in range(decisions.shape[0]):
         if g.over:
             break
-        advance(g, R, decisions[k], ev, nev, hl)
+        advance(g, R, decisions[k], elog)
 
 
 @njit(cache=True)

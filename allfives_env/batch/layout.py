@@ -66,8 +66,13 @@ DOMINO, BLOCKED, BY_TARGET = 0, 1, 2
 RESULT_NAMES = ("domino", "blocked", "target")
 
 # event kinds of the replay log (one row of integers per event)
-EV_HAND_START, EV_PLAY, EV_DRAW, EV_PASS, EV_SETTLEMENT, EV_GAME_OVER = range(6)
+EV_HAND_START, EV_PLAY, EV_DRAW, EV_PASS, EV_SETTLEMENT, EV_GAME_OVER, EV_DEAL = range(7)
 EVENT_WIDTH = 16
+
+
+def log_width(max_pip: int) -> int:
+    """Columns of a replay log row: an event, or a deal (kind, hand, leader, opening drawer, the tiles)."""
+    return max(EVENT_WIDTH, tile_set(max_pip).size + 4)
 
 
 class Tables(NamedTuple):

@@ -5,8 +5,8 @@ game record at a time: :func:`step_game` applies the seat's decision, then runs 
 next decision, exactly as ``Game.step`` does; the differential tests hold the two to the same events.
 
 Every kernel takes the same arguments: the game record ``g``, the rules vector ``R`` (:mod:`.layout`;
-it holds the tile tables too) and the replay log (``ev`` event rows, ``nev`` = [rows used, overflow
-flag], ``hl`` one row per hand), which is empty unless a replay is being rebuilt. Few arguments on
+it holds the tile tables too) and the replay log ``elog`` (:func:`.dealing.log_event`), which has no
+rows unless a replay is being rebuilt. Few arguments on
 purpose: each array argument costs a compiled call about as much as a small kernel's work.
 """
 
@@ -23,6 +23,9 @@ from .layout import (
     ON_TABLE, PARTNERSHIP, RESERVE, ROUND_DOWN, ROUND_EACH, ROUND_NEAREST, ROUNDING, SCORE_UNIT, STOP_AFTER_HAND,
     TARGET, TILE_COUNT, WINNER_TAKES, B_SIZE, LOW_AT, HIGH_AT, PIPS_AT,
 )
+
+
+_NO_LOG = np.zeros((0, 16), dtype=np.int32)
 
 
 @njit(cache=True)
@@ -98,14 +101,14 @@ def _ask(g, R: np.ndarray, seat: int, n: int) -> None:
 
 
 @njit(cache=True)
-def _draw(g, R: np.ndarray, seat: int, forced: bool, ev: np.ndarray, nev: np.ndarray) -> int:
+def _draw(g, R: np.ndarray, seat: int, forced: bool, elog: np.ndarray) -> int:
     """``seat`` takes the top of the boneyard; what it reveals about the seat's hand goes to its voids."""
     tile = g.deal[g.next_draw]
     g.next_draw += 1
     give(g, seat, tile)
     g.hand_count[seat] += 1
     g.draws_this_turn += 1
-    log_event(ev, nev, EV_DRAW, seat, tile, 1 if forced else 0, 0, 0)
+    log_event(elog, EV_DRAW, seat, tile, 1 if forced else 0, 0, 0)
     if forced:
         open_mask = open_values(g.board)
         tile_bits = (1 << R[LOW_AT + tile]) | (1 << R[HIGH_AT + tile])
@@ -122,7 +125,7 @@ def _draw(g, R: np.ndarray, seat: int, forced: bool, ev: np.ndarray, nev: np.nda
 
 
 @njit(cache=True)
-def offer(g, R, seat, ev, nev, hl) -> None:
+def offer(g, R, seat, elog) -> None:
     """Find the next seat with a choice from ``seat`` on: forced draws and passes happen here, and a
     hand in which every seat passes with the boneyard at its reserve is settled as blocked."""
     P = R[NUM_PLAYERS]
@@ -132,23 +135,23 @@ def offer(g, R, seat, ev, nev, hl) -> None:
             _ask(g, R, seat, n)
             return
         while can_draw(g, R):
-            tile = _draw(g, R, seat, True, ev, nev)
+            tile = _draw(g, R, seat, True, elog)
             n = tile_placements(g.board, tile, R[LOW_AT:HIGH_AT], R[HIGH_AT:PIPS_AT], g.legal, 0)
             if n:
                 _ask(g, R, seat, n)
                 return
         g.voids[seat] |= open_values(g.board)
-        log_event(ev, nev, EV_PASS, seat, 0, 0, 0, 0)
+        log_event(elog, EV_PASS, seat, 0, 0, 0, 0)
         g.passes += 1
         if g.passes >= P and R[TILE_COUNT] - g.next_draw <= R[RESERVE]:
-            settle(g, R, BLOCKED, -1, ev, nev, hl)
+            settle(g, R, BLOCKED, -1, elog)
             return
         seat = (seat + 1) % P
         g.draws_this_turn = 0
 
 
 @njit(cache=True)
-def play(g, R, action, ev, nev, hl) -> None:
+def play(g, R, action, elog) -> None:
     """Place the tile, count, credit the points, check for a win, settle a domino, pass the turn on."""
     tile = action >> 2
     slot = action & 3
@@ -168,32 +171,32 @@ def play(g, R, action, ev, nev, hl) -> None:
         side = side_of(R, seat)
         g.scores[side] += points
         g.is_in[side] = 1
-    log_event(ev, nev, EV_PLAY, seat, tile, slot, c, points)
+    log_event(elog, EV_PLAY, seat, tile, slot, c, points)
     if points and R[IMMEDIATE] and top_side(g, R, True) >= 0:
-        settle(g, R, BY_TARGET, -1, ev, nev, hl)
+        settle(g, R, BY_TARGET, -1, elog)
         return
     if g.hand_count[seat] == 0:
-        settle(g, R, DOMINO, seat, ev, nev, hl)
+        settle(g, R, DOMINO, seat, elog)
         return
     g.draws_this_turn = 0
-    offer(g, R, (seat + 1) % R[NUM_PLAYERS], ev, nev, hl)
+    offer(g, R, (seat + 1) % R[NUM_PLAYERS], elog)
 
 
 @njit(cache=True)
-def advance(g, R, action, ev, nev, hl) -> None:
+def advance(g, R, action, elog) -> None:
     """Apply the decision ``action`` (legal: checked by the caller) of the seat to act."""
     g.decisions += 1
     if action == R[DRAW_ACTION]:
-        _draw(g, R, g.current, False, ev, nev)
-        offer(g, R, g.current, ev, nev, hl)
+        _draw(g, R, g.current, False, elog)
+        offer(g, R, g.current, elog)
     else:
-        play(g, R, action, ev, nev, hl)
+        play(g, R, action, elog)
 
 
 @njit(cache=True)
 def step_game(g, R, action, low, high, pips, double_id, is_double, with_value, ev, nev, hl) -> None:
-    """:func:`advance` under its first signature (the tile tables now live in ``R``; they are ignored)."""
-    advance(g, R, action, ev, nev, hl)
+    """:func:`advance` under its first signature, without logging (the tile tables now live in ``R``)."""
+    advance(g, R, action, _NO_LOG)
 
 
 @njit(cache=True)
@@ -257,7 +260,7 @@ def _winner_takes(g, R: np.ndarray, result: int, dominoer: int, seat_pips: np.nd
 
 
 @njit(cache=True)
-def settle(g, R, result, dominoer, ev, nev, hl) -> None:
+def settle(g, R, result, dominoer, elog) -> None:
     """End the hand: deduct or award the pips (not after a win by target), then end the game or deal on."""
     P = R[NUM_PLAYERS]
     sides = R[NUM_SIDES]
@@ -273,12 +276,12 @@ def settle(g, R, result, dominoer, ev, nev, hl) -> None:
             for s in range(P):
                 deltas[side_of(R, s)] -= pips_to_points(R, seat_pips[s])
         _apply_deltas(g, R, deltas)
-    k = log_event(ev, nev, EV_SETTLEMENT, g.hand_number, result, 0, 0, 0)
+    k = log_event(elog, EV_SETTLEMENT, g.hand_number, result, 0, 0, 0)
     if k >= 0:
         for s in range(4):
-            ev[k, 3 + s] = seat_pips[s]
-            ev[k, 7 + s] = deltas[s]
-            ev[k, 11 + s] = g.scores[s]
+            elog[k, 3 + s] = seat_pips[s]
+            elog[k, 7 + s] = deltas[s]
+            elog[k, 11 + s] = g.scores[s]
     g.last_result = result
     g.last_dominoer = dominoer
     for s in range(4):
@@ -286,13 +289,13 @@ def settle(g, R, result, dominoer, ev, nev, hl) -> None:
     g.hands_completed += 1
     winner = top_side(g, R, True)
     if winner >= 0:
-        finish(g, R, winner, 0, ev, nev)
+        finish(g, R, winner, 0, elog)
     elif R[STOP_AFTER_HAND]:
-        finish(g, R, -1, 0, ev, nev)
+        finish(g, R, -1, 0, elog)
     elif R[MAX_HANDS] >= 0 and g.hands_completed >= R[MAX_HANDS]:
-        finish(g, R, top_side(g, R, False), 1, ev, nev)
+        finish(g, R, top_side(g, R, False), 1, elog)
     else:
-        new_hand(g, R, ev, nev, hl)
+        new_hand(g, R, elog)
 
 
 @njit(cache=True)
@@ -311,14 +314,14 @@ def _apply_deltas(g, R: np.ndarray, deltas: np.ndarray) -> None:
 
 
 @njit(cache=True)
-def finish(g, R: np.ndarray, winner: int, truncated: int, ev: np.ndarray, nev: np.ndarray) -> None:
+def finish(g, R: np.ndarray, winner: int, truncated: int, elog: np.ndarray) -> None:
     """The game is over: no seat acts any more."""
     g.over = 1
     g.winner = winner
     g.truncated = truncated
     g.current = -1
     g.n_legal = 0
-    k = log_event(ev, nev, EV_GAME_OVER, winner, truncated, 0, 0, 0)
+    k = log_event(elog, EV_GAME_OVER, winner, truncated, 0, 0, 0)
     if k >= 0:
         for s in range(4):
-            ev[k, 3 + s] = g.scores[s]
+            elog[k, 3 + s] = g.scores[s]

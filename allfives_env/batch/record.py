@@ -16,7 +16,7 @@ from ..core.events import Draw, Event, GameOver, HandStart, Pass, Play, Settleme
 from ..core.replay import REPLAY_FORMAT, REPLAY_VERSION
 from ..core.rules import Rules
 from ..core.tiles import tile_set
-from .layout import EV_DRAW, EV_GAME_OVER, EV_HAND_START, EV_PASS, EV_PLAY, RESULT_NAMES
+from .layout import EV_DEAL, EV_DRAW, EV_GAME_OVER, EV_HAND_START, EV_PASS, EV_PLAY, RESULT_NAMES
 
 
 def event_of(row: np.ndarray, players: int, sides: int) -> Event:
@@ -36,30 +36,31 @@ def event_of(row: np.ndarray, players: int, sides: int) -> Event:
     return Settlement(f[1], RESULT_NAMES[f[2]], tuple(f[3:3 + players]), tuple(f[7:7 + sides]), tuple(f[11:11 + sides]))
 
 
-def replay_record(rules: Rules, game: Any, stop_after_hand: bool, ev: np.ndarray, hl: np.ndarray) -> dict[str, Any]:
-    """The replay record of one re-run game: its final record ``game``, its event rows ``ev`` and one
-    row per hand in ``hl`` (the deal as dealt, the leader, the opening drawer, the first event row)."""
+def replay_record(rules: Rules, game: Any, stop_after_hand: bool, rows: np.ndarray) -> dict[str, Any]:
+    """The replay record of one re-run game: its final record ``game`` and its log ``rows`` (each hand
+    opens with an ``EV_DEAL`` row: the deal as dealt, the leader, the opening drawer)."""
     tiles = tile_set(rules.max_pip)
     pairs = tiles.pairs
     T, P, h, sides = tiles.size, rules.num_players, int(rules.hand_size), rules.num_sides
-    events = [event_of(row, P, sides) for row in ev]
-    hands = []
-    for k, row in enumerate(hl):
-        deal = [int(t) for t in row[:T]]
-        start = int(row[T + 2])
-        end = int(hl[k + 1, T + 2]) if k + 1 < len(hl) else len(events)
-        first = events[start]
+    hands: list[dict[str, Any]] = []
+    for row in rows:
+        if row[0] != EV_DEAL:
+            hands[-1]["events"].append(event_to_dict(event_of(row, P, sides), tiles))
+            continue
+        deal = [int(t) for t in row[4:4 + T]]
         hands.append({
-            "hand": k + 1,
-            "leader": int(row[T]),
-            "scores_before": list(first.scores),
-            "opening_drawer": None if row[T + 1] < 0 else int(row[T + 1]),
+            "hand": int(row[1]),
+            "leader": int(row[2]),
+            "scores_before": None,
+            "opening_drawer": None if row[3] < 0 else int(row[3]),
             "deal": {
                 "hands": [[list(pairs[t]) for t in deal[s * h:(s + 1) * h]] for s in range(P)],
                 "boneyard": [list(pairs[t]) for t in deal[P * h:]],
             },
-            "events": [event_to_dict(e, tiles) for e in events[start:end]],
+            "events": [],
         })
+    for hand in hands:
+        hand["scores_before"] = hand["events"][0]["scores"]  # the hand_start event's
     return {
         "format": REPLAY_FORMAT,
         "version": REPLAY_VERSION,
