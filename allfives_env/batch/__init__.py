@@ -4,6 +4,10 @@
 are built on it. The Python core stays the reference: replays of batch games verify against it.
 """
 
-from .engine import BatchGame
+from .cache import clear_stale_cache
+
+clear_stale_cache()  # before any kernel module is imported: numba may load from the cache at import
+
+from .engine import BatchGame  # noqa: E402
 
 __all__ = ["BatchGame"]

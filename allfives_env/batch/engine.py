@@ -13,7 +13,9 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ..core.errors import GameOverError, IllegalActionError, ReplayError, RulesError, SeedError, short_repr
+from ..core.errors import (
+    BatchError, BatchIndexError, GameOverError, IllegalActionError, ReplayError, RulesError, SeedError, short_repr,
+)
 from ..core.actions import action_name
 from ..core.rules import Rules
 from ..core.seeds import check_seed
@@ -50,10 +52,10 @@ class BatchGame:
         if not isinstance(rules, Rules):
             raise RulesError(f"rules must be a Rules object (Rules(...) or Rules.from_options({{...}})), got {short_repr(rules)}")
         if not is_integer(n) or not 1 <= n <= MAX_GAMES:
-            raise RulesError(f"n={short_repr(n)} is not allowed: give the number of games, an integer 1..{MAX_GAMES}")
+            raise BatchError(f"n={short_repr(n)} is not allowed: give the number of games, an integer 1..{MAX_GAMES}")
         for name, flag in (("stop_after_hand", stop_after_hand), ("record", record)):
             if not isinstance(flag, (bool, np.bool_)):
-                raise RulesError(f"{name}={short_repr(flag)} is not allowed: give True or False")
+                raise BatchError(f"{name}={short_repr(flag)} is not allowed: give True or False")
         self.seed = check_seed(seed)
         if self.seed is None:
             raise SeedError("seed=None is not allowed for a batch: give a non-negative integer, so every game can be replayed")
@@ -195,7 +197,7 @@ class BatchGame:
     # ------------------------------------------------------------------ helpers
     def _index(self, i: Any) -> int:
         if not is_integer(i) or not -self.n <= i < self.n:
-            raise IndexError(f"game index {short_repr(i)} is out of range for a batch of {self.n} games")
+            raise BatchIndexError(f"game index {short_repr(i)} is out of range for a batch of {self.n} games")
         return int(i) % self.n
 
     def decisions(self, i: int) -> np.ndarray:

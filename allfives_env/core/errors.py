@@ -62,3 +62,11 @@ class SeedError(AllFivesError, ValueError):
 
 class NotResetError(AllFivesError, RuntimeError):
     """An environment was stepped, observed or rendered before its first ``reset()``."""
+
+
+class BatchError(AllFivesError, ValueError):
+    """A batch engine built or asked with invalid arguments (the number of games, a flag, a game index)."""
+
+
+class BatchIndexError(BatchError, IndexError):
+    """A game index outside a batch."""
