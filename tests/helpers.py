@@ -33,27 +33,9 @@ def with_other_hidden_tiles(game: Game, seat: int, seed: int) -> Game:
     return other
 
 
-def wide_random_rules(rng: np.random.Generator, max_pips: tuple[int, ...] = (6, 6, 6, 9, 12)) -> "Rules":
-    """A random valid rule set over every option of RULES.md §8, the bigger sets and deal sizes too, with
-    small targets and hand caps so that games stay short (invalid draws are retried)."""
-    from allfives_env.core import Rules, RulesError
-    from allfives_env.core.rules import _BOOL_OPTIONS, CHOICES
 
-    while True:
-        options = {name: str(rng.choice(allowed)) for name, allowed in CHOICES.items()}
-        options.update({name: bool(rng.integers(2)) for name in _BOOL_OPTIONS})
-        options["num_players"] = int(rng.integers(2, 5))
-        options["max_pip"] = int(rng.choice(max_pips))
-        options["hand_size"] = [None, "five_always", "seven_five"][int(rng.integers(3))] if options["max_pip"] == 6 else None
-        options["score_unit"] = int(rng.choice([1, 1, 5]))
-        options["max_draws_per_turn"] = [None, 1, 2][int(rng.integers(3))]
-        options["boneyard_reserve"] = int(rng.choice([0, 0, 1, 2]))
-        options["min_first_score"] = int(rng.choice([0, 0, 10]))
-        options["target"] = int(rng.choice([30, 60, 100, 150])) // options["score_unit"]
-        options["max_hands"] = [3, 20, 50][int(rng.integers(3))]
-        if rng.random() < 0.25:
-            options["partnership"] = False
-        try:
-            return Rules.from_options(options)
-        except RulesError:
-            continue
+def wide_random_rules(rng: np.random.Generator, max_pips: tuple[int, ...] = (6, 6, 6, 9, 12)) -> "Rules":
+    """A random valid rule set over every option (:func:`allfives_env.rule_sampler.random_rules`)."""
+    from allfives_env.rule_sampler import random_rules
+
+    return random_rules(rng, max_pips)
