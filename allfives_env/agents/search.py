@@ -17,6 +17,12 @@ for analysis only: an upper reference for what perfect knowledge is worth.
 
 Rollout policies: ``greedy`` (most points now, ties to the heaviest tile; deterministic), ``random``,
 and ``epsilon`` (greedy, but a uniformly random move with probability ``epsilon``).
+
+Engines: by default (``engine="batch"``) the guesses and rollouts run compiled, on the batch engine, in
+one call per decision (:mod:`allfives_env.batch.search`, whose values agree exactly with the Python
+evaluation on the same guess); ``engine="python"`` keeps the original pure-Python search on
+:class:`~allfives_env.core.game.Game` forks, the reference the batch search is matched against. The two
+draw their guesses from different random streams, so they choose alike, not identically.
 """
 
 from __future__ import annotations
@@ -31,6 +37,9 @@ from ..core.outcome import zero_sum_share
 from .base import Agent, OracleView, PlayerView
 
 ROLLOUTS = ("greedy", "random", "epsilon")
+ENGINES = ("batch", "python")
+#: The batch search's stream is seeded per decision with a draw below this from the agent's generator.
+_STREAM_SEEDS = 1 << 63
 #: The greedy rollout ranks a move by points, then by the tile's pips: points times this (above any
 #: tile's pips, at most 24 with double-twelve) plus pips is one integer key for both.
 _POINTS_OVER_PIPS = 64
@@ -43,7 +52,8 @@ class PIMCAgent(Agent):
     ``epsilon`` (for the epsilon rollout), ``win_bonus`` (value of winning the game during a rollout, in
     targets; default 1), ``prior`` (an agent with ``evaluate(view, actions)`` whose values, times
     ``prior_weight``, are added to each candidate's mean rollout value; default ``"expert"``, ``"none"``
-    for the plain search). ``seconds_per_move`` reports the average think time so far.
+    for the plain search), ``engine`` (``"batch"``, compiled, or ``"python"``, the reference; see the
+    module doc). ``seconds_per_move`` reports the average think time so far.
     """
 
     name = "pimc"
@@ -57,16 +67,20 @@ class PIMCAgent(Agent):
         win_bonus: float = 1.0,
         prior: Optional[str] = "expert",
         prior_weight: float = 1.0,
+        engine: str = "batch",
     ) -> None:
         prior = "none" if prior in (None, "none", "None", "") else prior
         super().__init__(seed, samples=samples, rollout=rollout, epsilon=epsilon, win_bonus=win_bonus, prior=prior,
-                         prior_weight=prior_weight)
+                         prior_weight=prior_weight, engine=engine)
         if not isinstance(samples, int) or isinstance(samples, bool) or samples < 1:
             raise ValueError(f"samples={samples!r} is not allowed: give a positive integer")
         if rollout not in ROLLOUTS:
             raise ValueError(f"rollout={rollout!r} is not allowed: choose one of {list(ROLLOUTS)}")
         if not 0.0 <= float(epsilon) <= 1.0:
             raise ValueError(f"epsilon={epsilon!r} is not allowed: give a probability in [0, 1]")
+        if engine not in ENGINES:
+            raise ValueError(f"engine={engine!r} is not allowed: choose one of {list(ENGINES)}")
+        self.engine = engine
         self.samples = samples
         self.rollout = rollout
         self.epsilon = float(epsilon)
@@ -89,18 +103,18 @@ class PIMCAgent(Agent):
 
     # ------------------------------------------------------------------ acting
     def act(self, view: PlayerView) -> int:
+        """The candidate with the best total rollout value over the guesses plus the prior (ties at random)."""
         legal = view.legal
         if len(legal) == 1:
             return legal[0]
         start = time.perf_counter()
-        totals = [0.0] * len(legal)
         samples = self.samples
         if self.uses_hidden_information and self.rollout == "greedy":
             samples = 1  # the oracle with deterministic rollouts sees the same game every time
-        for _ in range(samples):
-            guess = self._guess(view)
-            for i, action in enumerate(legal):
-                totals[i] += self._evaluate(guess, view.seat, action)
+        if self.engine == "batch":
+            totals = self._batch_totals(view, legal, samples)
+        else:
+            totals = self._python_totals(view, legal, samples)
         if self._prior is not None:
             draw = view.draw_action
             placements = [a for a in legal if a != draw]
@@ -113,6 +127,28 @@ class PIMCAgent(Agent):
         self.moves += 1
         self.seconds += time.perf_counter() - start
         return choice
+
+    def _python_totals(self, view: PlayerView, legal: list[int], samples: int) -> list[float]:
+        """The summed rollout values of every candidate over ``samples`` guesses, on Python forks."""
+        totals = [0.0] * len(legal)
+        for _ in range(samples):
+            guess = self._guess(view)
+            for i, action in enumerate(legal):
+                totals[i] += self._evaluate(guess, view.seat, action)
+        return totals
+
+    def _batch_totals(self, view: PlayerView, legal: list[int], samples: int) -> list[float]:
+        """The same totals from the compiled search (its stream seeded from the agent's generator)."""
+        from ..batch.search import search_values
+
+        seed = int(self.rng.integers(_STREAM_SEEDS))
+        values = search_values(view, legal, samples, self.rollout, self.epsilon, self.win_bonus, seed,
+                               hidden=self._hidden(view))
+        return values.tolist()
+
+    def _hidden(self, view: PlayerView) -> Optional[tuple[dict[int, int], list[int]]]:
+        """The hidden tiles to search on, or None to guess them (this agent always guesses)."""
+        return None
 
     def _guess(self, view: PlayerView) -> Game:
         """A search copy of the game with the hidden tiles drawn at random, consistent with what is public."""
@@ -171,9 +207,22 @@ class OracleAgent(PIMCAgent):
     uses_hidden_information = True
 
     def _guess(self, view: PlayerView) -> Game:
-        if not isinstance(view, OracleView):
-            raise TypeError("the oracle needs an OracleView (the harness gives one to agents with uses_hidden_information)")
-        return view.game.fork()
+        """The true game (a fork of it)."""
+        return _true_game(view).fork()
+
+    def _hidden(self, view: PlayerView) -> Optional[tuple[dict[int, int], list[int]]]:
+        """The true other hands (as masks) and the boneyard in draw order."""
+        game = _true_game(view)
+        tiles = view.tiles
+        hands = {s: tiles.mask_of(game.hand(s)) for s in range(view.num_players) if s != view.seat}
+        return hands, game.boneyard()
+
+
+def _true_game(view: PlayerView) -> Game:
+    """The game behind an :class:`OracleView`; a plain view is refused."""
+    if not isinstance(view, OracleView):
+        raise TypeError("the oracle needs an OracleView (the harness gives one to agents with uses_hidden_information)")
+    return view.game
 
 
 def sample_hidden(view: PlayerView, rng: np.random.Generator, tries: int = 20) -> tuple[dict[int, int], list[int]]:

@@ -1,0 +1,293 @@
+"""Compiled determinized search (``pimc`` and ``oracle``): sample the hidden tiles, try every candidate
+move on the guess, roll out to the end of the hand, all in one numba call per decision.
+
+The semantics are those of :class:`allfives_env.agents.search.PIMCAgent` on the Python core, move for
+move: for each of ``samples`` guesses (:func:`deal_hidden`, a port of ``sample_hidden``: each other seat
+gets its known number of unseen tiles, none showing a value it is known to lack, the most constrained
+seat first, the shuffle redrawn on failure and the voids dropped after ``tries`` failures) every
+candidate is applied to a copy of the guess (one record copy: :mod:`.layout`), played on to the end of
+the hand by the engine's own step (:func:`.play.advance`) with the rollout policy's moves
+(:func:`rollout_action`), and valued as the seat's side's gain minus the mean gain of the other sides,
+plus or minus ``win_bonus`` targets when the game is won in the rollout (:func:`rollout_value`). The
+totals over the guesses come back to the agent, which adds its prior. The values equal the Python
+search's on the same guess exactly (``tests/test_batch_search.py``).
+
+Randomness is the search's own splitmix64 stream (a one-element ``uint64`` state the caller seeds), so
+a decision is a function of the public position and the seed alone; the Python search draws from numpy
+instead, so the two engines make the same kind of choices, not bit-identical ones.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Mapping, NamedTuple, Optional, Sequence
+
+import numpy as np
+from numba import njit
+
+from ..core.rules import Rules
+from ..core.view import PlayerView
+from .board import count_after
+from .dealing import GOLDEN, SHIFT32, mix64
+from .layout import (
+    BONEYARD, DRAW_ACTION, HIGH_AT, LOW_AT, NUM_PLAYERS, NUM_SIDES, PIPS_AT, TARGET, TILE_COUNT, log_width,
+)
+from .kernels import step_games
+from .play import advance, side_of
+from .position import position_record, public_vector, record_dtype, search_rules, sync_hand_bits, write_position
+
+#: Rollout policies by the code the kernels take.
+ROLLOUT_CODES = {"greedy": 0, "random": 1, "epsilon": 2}
+GREEDY, RANDOM, EPSILON = 0, 1, 2
+#: The greedy rollout's key: points times this (above any tile's pips) plus the tile's pips.
+POINTS_OVER_PIPS = 64
+#: Shuffles of the unseen tiles tried before the void constraints are dropped (as ``sample_hidden``).
+TRIES = 20
+_SHIFT11 = np.uint64(11)
+_TWO_TO_53 = 9007199254740992.0
+
+
+# ---------------------------------------------------------------- the search's random stream
+@njit(cache=True)
+def next_u64(state: np.ndarray) -> np.uint64:
+    """The next 64 random bits of the stream whose state is ``state[0]`` (splitmix64)."""
+    s = state[0] + GOLDEN
+    state[0] = s
+    return mix64(s)
+
+
+@njit(cache=True)
+def below(state: np.ndarray, k: int) -> int:
+    """A uniform integer 0..k-1 (multiply-shift on 32 bits; k is small)."""
+    return np.int64(((next_u64(state) >> SHIFT32) * np.uint64(k)) >> SHIFT32)
+
+
+@njit(cache=True)
+def uniform(state: np.ndarray) -> float:
+    """A uniform float in [0, 1) with 53 random bits."""
+    return np.float64(next_u64(state) >> _SHIFT11) / _TWO_TO_53
+
+
+# ---------------------------------------------------------------- guessing the hidden tiles
+@njit(cache=True)
+def plan_hidden(g, R: np.ndarray, unseen: np.ndarray, order: np.ndarray) -> tuple[int, int]:
+    """What a guess of ``g``'s hidden tiles must respect, as ``sample_hidden`` reads it: the unseen tiles
+    (those of ``g`` in the boneyard, placeholders included, ascending) into ``unseen``, and the other
+    seats into ``order``, the fewest allowed tiles to spare first (allowed: unseen and showing no value
+    the seat is known to lack; ties by seat). Returns how many of each."""
+    n = 0
+    for t in range(R[TILE_COUNT]):
+        if g.owner[t] == BONEYARD:
+            unseen[n] = t
+            n += 1
+    spare = np.zeros(4, dtype=np.int64)
+    k = 0
+    for s in range(R[NUM_PLAYERS]):
+        if s == g.current:
+            continue
+        allowed = 0
+        for i in range(n):
+            t = unseen[i]
+            allowed += not (((1 << R[LOW_AT + t]) | (1 << R[HIGH_AT + t])) & g.voids[s])
+        spare[s] = allowed - g.hand_count[s]
+        j = k  # a stable insertion: equal keys keep the seat order
+        while j > 0 and spare[order[j - 1]] > spare[s]:
+            order[j] = order[j - 1]
+            j -= 1
+        order[j] = s
+        k += 1
+    return n, k
+
+
+@njit(cache=True)
+def deal_hidden(g, R: np.ndarray, unseen: np.ndarray, order: np.ndarray, pool: np.ndarray, state: np.ndarray,
+                tries: int) -> bool:
+    """Deal the ``unseen`` tiles into the hands of the seats in ``order`` and the boneyard of ``g`` at
+    random: seat ``s`` gets ``g.hand_count[s]`` tiles, none showing a value of ``g.voids[s]``, the seats
+    filled in ``order`` from one shuffle (each taking the first tiles it may hold), the shuffle redrawn
+    when a seat cannot be filled and the voids ignored on the last of ``tries + 1`` attempts; what is
+    left is the boneyard, in the shuffled order. False when even that fails (inconsistent sizes)."""
+    n = unseen.shape[0]
+    for attempt in range(tries + 1):
+        relax = attempt == tries
+        for k in range(n):
+            pool[k] = unseen[k]
+        for k in range(n - 1, 0, -1):
+            j = below(state, k + 1)
+            tmp = pool[k]
+            pool[k] = pool[j]
+            pool[j] = tmp
+        left = n
+        ok = True
+        for s in order:
+            need = g.hand_count[s]
+            void = 0 if relax else g.voids[s]
+            kept = 0
+            for i in range(left):
+                t = pool[i]
+                if need and not (((1 << R[LOW_AT + t]) | (1 << R[HIGH_AT + t])) & void):
+                    g.owner[t] = s
+                    need -= 1
+                else:
+                    pool[kept] = t
+                    kept += 1
+            left = kept
+            if need:
+                ok = False
+                break
+        if ok:
+            if left != R[TILE_COUNT] - g.next_draw:
+                return False
+            for k in range(left):
+                g.deal[g.next_draw + k] = pool[k]
+                g.owner[pool[k]] = BONEYARD
+            sync_hand_bits(g, R)
+            return True
+    return False
+
+
+# ---------------------------------------------------------------- rollouts
+@njit(cache=True)
+def greedy_action(g, R: np.ndarray) -> int:
+    """The greedy rollout's move: the most points now (a count that is a multiple of 5), ties to the
+    heaviest tile, the first such in the legal order; "draw" is never chosen."""
+    draw = R[DRAW_ACTION]
+    best_key = -1
+    best = np.int64(g.legal[0])
+    for k in range(g.n_legal):
+        a = np.int64(g.legal[k])
+        if a == draw:
+            continue
+        tile = a >> 2
+        c = count_after(g.board, tile, a & 3, R[LOW_AT:HIGH_AT], R[HIGH_AT:PIPS_AT])
+        key = (c if c % 5 == 0 else 0) * POINTS_OVER_PIPS + R[PIPS_AT + tile]
+        if key > best_key:
+            best_key = key
+            best = a
+    return best
+
+
+@njit(cache=True)
+def rollout_action(g, R: np.ndarray, policy: int, epsilon: float, state: np.ndarray) -> int:
+    """The rollout policy's move in ``g``: a forced move as it is; else ``random`` picks uniformly,
+    ``epsilon`` does so with probability ``epsilon`` and is greedy otherwise, ``greedy`` always is."""
+    n = g.n_legal
+    if n == 1:
+        return np.int64(g.legal[0])
+    if policy == RANDOM or (policy == EPSILON and uniform(state) < epsilon):
+        return np.int64(g.legal[below(state, n)])
+    return greedy_action(g, R)
+
+
+@njit(cache=True)
+def rollout_value(g, R: np.ndarray, before: np.ndarray, seat: int, win_bonus: float) -> float:
+    """``seat``'s side's gain since ``before`` minus the mean gain of the other sides (the core's
+    ``zero_sum_share``), plus ``win_bonus`` targets for a game won in the rollout (minus for one lost)."""
+    sides = R[NUM_SIDES]
+    side = side_of(R, seat)
+    total = 0
+    mine = 0
+    for s in range(sides):
+        gain = g.scores[s] - before[s]
+        total += gain
+        if s == side:
+            mine = gain
+    value = mine - (total - mine) / (sides - 1)
+    if g.winner >= 0:
+        value += win_bonus * R[TARGET] * (1 if g.winner == side else -1)
+    return value
+
+
+@njit(cache=True)
+def search_totals(S, R, pub, candidates, samples, deal, policy, epsilon, win_bonus, state, tries, elog,
+                  totals) -> bool:
+    """Add to ``totals[i]`` the rollout values of ``candidates[i]`` over ``samples`` guesses of the
+    position of the public vector ``pub`` (written into ``S[0]``; guessed into ``S[1]`` when ``deal``,
+    else taken as it is), each candidate played on a copy (``S[2]``). False when the hidden tiles could
+    not be dealt."""
+    write_position(S[0], R, pub)
+    seat = S[0].current
+    before = np.zeros(4, dtype=np.int64)
+    for s in range(R[NUM_SIDES]):
+        before[s] = S[0].scores[s]
+    unseen = np.empty(R[TILE_COUNT], dtype=np.int64)
+    order = np.empty(4, dtype=np.int64)
+    pool = np.empty(R[TILE_COUNT], dtype=np.int64)
+    n, k = plan_hidden(S[0], R, unseen, order)
+    for _ in range(samples):
+        S[1] = S[0]
+        if deal and not deal_hidden(S[1], R, unseen[:n], order[:k], pool, state, tries):
+            return False
+        for i in range(candidates.shape[0]):
+            S[2] = S[1]
+            g = S[2]
+            advance(g, R, candidates[i], elog)
+            while not g.over:  # the rollout, to the end of the hand
+                advance(g, R, rollout_action(g, R, policy, epsilon, state), elog)
+            totals[i] += rollout_value(g, R, before, seat, win_bonus)
+    return True
+
+
+@njit(cache=True)
+def deal_first(S, R: np.ndarray, state: np.ndarray, tries: int) -> bool:
+    """One guess of the hidden tiles of the record ``S[0]``, dealt into it (for callers outside the search)."""
+    unseen = np.empty(R[TILE_COUNT], dtype=np.int64)
+    order = np.empty(4, dtype=np.int64)
+    pool = np.empty(R[TILE_COUNT], dtype=np.int64)
+    n, k = plan_hidden(S[0], R, unseen, order)
+    return deal_hidden(S[0], R, unseen[:n], order[:k], pool, state, tries)
+
+
+# ---------------------------------------------------------------- the Python face
+class SearchKit(NamedTuple):
+    """What the kernels need for one rules object: the search rules vector (with the tile tables), the
+    (empty) replay log and three records to work in (used inside one compiled call at a time)."""
+
+    R: np.ndarray
+    no_log: np.ndarray
+    work: np.ndarray
+
+
+@lru_cache(maxsize=64)
+def search_kit(rules: Rules) -> SearchKit:
+    """The :class:`SearchKit` of ``rules`` (built once per rules object)."""
+    no_log = np.zeros((0, log_width(rules.max_pip)), np.int32)
+    return SearchKit(search_rules(rules), no_log, np.zeros(3, dtype=record_dtype(rules.max_pip)))
+
+
+def guess_position(view: PlayerView, seed: int = 0) -> np.ndarray:
+    """The position ``view.seat`` sees as a one-game record array (:func:`.position.position_record`)
+    with the hidden tiles dealt by one guess of the compiled sampler, from the stream seeded ``seed``."""
+    kit = search_kit(view.rules)
+    rec = position_record(view)
+    if not deal_first(rec, kit.R, np.array([seed], dtype=np.uint64), TRIES):
+        raise RuntimeError("could not deal the hidden tiles: hand sizes exceed the unseen tiles")  # pragma: no cover
+    return rec
+
+
+def step_position(rec: np.ndarray, rules: Rules, action: int) -> None:
+    """Apply the legal decision ``action`` to the one-game record array ``rec`` under the search rules
+    of ``rules`` (play stops at the end of the hand), as ``Game.step`` would on a fork."""
+    kit = search_kit(rules)
+    step_games(rec, kit.R, np.array([action], dtype=np.int64), kit.no_log, np.zeros((1, 0), dtype=np.int16))
+
+
+def search_values(view: PlayerView, candidates: Sequence[int], samples: int, rollout: str = "greedy",
+                  epsilon: float = 0.1, win_bonus: float = 1.0, seed: int = 0,
+                  hidden: Optional[tuple[Mapping[int, int], Sequence[int]]] = None) -> np.ndarray:
+    """The summed rollout values of each of ``candidates`` (legal actions of ``view.seat``, to act) over
+    ``samples`` guesses of the hidden tiles, from the search stream seeded ``seed``. ``hidden`` (other
+    hands as masks, the boneyard, index 0 drawn next) fixes the hidden part instead of guessing it: the
+    oracle's true tiles."""
+    if rollout not in ROLLOUT_CODES:
+        raise ValueError(f"rollout={rollout!r} is not allowed: choose one of {list(ROLLOUT_CODES)}")
+    kit = search_kit(view.rules)
+    pub = public_vector(view) if hidden is None else public_vector(view, hidden[0], hidden[1])
+    acts = np.array(candidates, dtype=np.int64)
+    totals = np.zeros(len(acts), dtype=np.float64)
+    state = np.array([seed], dtype=np.uint64)
+    ok = search_totals(kit.work, kit.R, pub, acts, int(samples), hidden is None, ROLLOUT_CODES[rollout],
+                       float(epsilon), float(win_bonus), state, TRIES, kit.no_log, totals)
+    if not ok:
+        raise RuntimeError("could not deal the hidden tiles: hand sizes exceed the unseen tiles")  # pragma: no cover
+    return totals
