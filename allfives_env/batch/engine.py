@@ -22,6 +22,7 @@ from ..core.seeds import check_seed
 from ..core.tiles import tile_set
 from ..core.values import is_integer
 from . import kernels
+from .observe import BatchObserver
 from .record import replay_record
 from .layout import NUM_ACTIONS, log_width, Tables, rules_vector, state_dtype, tables_for
 
@@ -74,7 +75,7 @@ class BatchGame:
         self._no_log = np.zeros((0, log_width(rules.max_pip)), np.int32)
         self._log = np.zeros((self.n, _FIRST_LOG if self.record else 0), dtype=np.int16)
         self.S = np.zeros(self.n, dtype=self._dtype)
-        self._mask = np.zeros((self.n, self.num_actions), dtype=np.bool_)
+        self._observers: dict[bool, BatchObserver] = {}
         kernels.start_games(self.S, self._R, np.uint64(self.seed), np.uint64(self.first_game), *self._kit())
 
     def _kit(self) -> tuple:
@@ -128,6 +129,16 @@ class BatchGame:
         target = np.zeros((self.n, self.num_actions), dtype=np.bool_) if out is None else out
         kernels.fill_legal_mask(self.S, target)
         return target
+
+    def observe(self, seats: Optional[np.ndarray] = None, action_features: bool = False,
+                out: Optional[np.ndarray] = None) -> np.ndarray:
+        """float32 (n, obs_size): each game's observation from ``seats[i]`` (None or -1: its seat to
+        act), identical to ``ObservationEncoder(rules, action_features).encode`` (the env's observation).
+        The observer of each ``action_features`` setting is built once and kept."""
+        observer = self._observers.get(bool(action_features))
+        if observer is None:
+            observer = self._observers[bool(action_features)] = BatchObserver(self.rules, action_features)
+        return observer.observe(self, seats, out)
 
     def legal_actions(self, i: int) -> list[int]:
         """Legal action ids of game ``i``, ascending."""
