@@ -50,12 +50,15 @@ def _write_table(g, R: np.ndarray, seat: int, row: np.ndarray, O: np.ndarray) ->
     """The ``hand``, ``board``, ``ends``, ``spinner`` and ``lead`` slices (``row`` is zero)."""
     P = R[NUM_PLAYERS]
     V = R[NUM_VALUES]
+    oh = O[O_HAND]
+    ob = O[O_BOARD]
     for t in range(R[TILE_COUNT]):
         w = g.owner[t]
         if w == seat:
-            row[O[O_HAND] + t] = 1.0
+            row[oh + t] = 1.0
         elif w >= ON_TABLE:
-            row[O[O_BOARD] + t * P + (w - ON_TABLE - seat + P) % P] = 1.0
+            rel = w - ON_TABLE - seat  # the relative seat that played it, without a division
+            row[ob + t * P + (rel + P if rel < 0 else rel)] = 1.0
     b = g.board
     if b[B_SIZE] == 0:
         row[O[O_LEAD]] = 1.0
