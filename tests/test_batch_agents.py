@@ -15,6 +15,9 @@ from allfives_env.agents.registry import AgentError
 from allfives_env.analysis import points_if
 from allfives_env.batch import BatchGame
 from allfives_env.batch.agents import BATCH_AGENTS, BatchAgent, make_batch_agent
+from allfives_env.batch.analysis import placed_count, slot_bases
+from allfives_env.batch.board import count_after
+from allfives_env.batch.layout import B_ALL_OPEN, B_END, B_SIZE
 from allfives_env.core import Game, Rules
 from allfives_env.core.errors import BatchError, SeedError
 from tests.test_batch_observe import lockstep, python_decisions, random_chooser, rule_sets
@@ -133,3 +136,27 @@ def test_bad_names_weights_seeds_and_batches_get_typed_errors() -> None:
     assert isinstance(agent, BatchAgent) and agent.name == "expert"
     with pytest.raises(BatchError, match="3 games"):
         agent.act(BatchGame(Rules(), 4, seed=0))
+
+
+def test_slot_bases_give_the_count_after_of_every_fitting_tile() -> None:
+    checked = 0
+    for k, options in enumerate(({}, {"spinner_count": "sniff"}, {"spinner_sides_first": False, "max_pip": 9},
+                                 {"spinner_count": "sniff", "spinner_sides_first": False, "num_players": 4})):
+        rules = Rules(target=100, max_hands=2, **options)
+        batch = BatchGame(rules, 6, seed=k)
+        R, tables = batch.rules_vector, batch.tables
+        bases = np.zeros(4, dtype=np.int64)
+
+        def check(b: BatchGame) -> None:
+            nonlocal checked
+            for board in b.S["board"][b.S["board"][:, B_SIZE] > 0]:
+                board = board.copy()
+                slot_bases(board, bases)
+                for slot in range(4 if board[B_ALL_OPEN] else 2):
+                    for tile in np.flatnonzero((tables.low == board[B_END + slot]) | (tables.high == board[B_END + slot])):
+                        expected = count_after(board, int(tile), slot, tables.low, tables.high)
+                        assert placed_count(board, bases, R, int(tile) * 4 + slot) == expected, (options, board, tile)
+                        checked += 1
+
+        lockstep(batch, random_chooser(k, 6), check)
+    assert checked > 5000

@@ -23,7 +23,7 @@ from ..analysis import DOMINO, NORMAL, WINS
 from ..core.tiles import tile_set
 from .board import count_after, hand_placements, place
 from .layout import (
-    B_SIZE, BOARD_LEN, HIGH_AT, IMMEDIATE, IS_DOUBLE_AT, LOW_AT, NUM_PLAYERS, NUM_VALUES, ON_TABLE, PARTNERSHIP,
+    B_ARM, B_DOUBLE, B_END, B_SIZE, B_SNIFF, B_SPINNER, BOARD_LEN, HIGH_AT, IMMEDIATE, IS_DOUBLE_AT, LOW_AT, NUM_PLAYERS, NUM_VALUES, ON_TABLE, PARTNERSHIP,
     PIPS_AT, RESERVE, SCORE_UNIT, TARGET, TILE_COUNT, VALUE_BITS, WORD_BITS, max_legal,
 )
 from .play import points_for_count, side_of
@@ -35,8 +35,9 @@ KIND, NOW, PIPS, DOUBLE, DENY, BLOCK, MATE, FOLLOW, FIT, SHOWN, P_LOSE, ROW_LEN 
 
 # rows of Work.ints: a placement list, per tile -1 or the best count seen, tile masks, the actions analysed
 BUF, SEEN, MASKS, ACTIONS = range(4)
-# Work.ints[MASKS, ...]: word pairs of the opponent's possible tiles, the partner's, our kept tiles
-OPP_MASK, MATE_MASK, KEPT_MASK = 0, 2, 4
+# Work.ints[MASKS, ...]: word pairs of the opponent's possible tiles, the partner's, our kept tiles; the
+# slot bases of the board after the candidate placement (slot_bases)
+OPP_MASK, MATE_MASK, KEPT_MASK, BASES = 0, 2, 4, 6
 # rows of Work.floats: no-hit chances of the opponent, of the partner; reply utilities
 Q_OPP, Q_MATE, UTILS = range(3)
 
@@ -68,6 +69,47 @@ def bit_count(m: int) -> int:
         m &= m - 1
         n += 1
     return n
+
+
+@njit(cache=True)
+def slot_bases(b: np.ndarray, bases: np.ndarray) -> None:
+    """``bases[s]`` = the count after a placement on slot ``s`` of the non-empty board ``b``, less the new
+    end's own part (:func:`placed_count`): the count of every other end, and the spinner's pips as the
+    arms stand after the placement. Integer for integer :func:`.board.count_after`, at one addition a
+    placement: the replies and follow-ups try every fitting tile on the same board."""
+    if b[B_SPINNER] < 0:  # a line: the other end, whatever is placed (a first double adds 2v)
+        bases[0] = b[B_END + 1]
+        bases[1] = b[B_END]
+        bases[2] = 0
+        bases[3] = 0
+        return
+    total = 0
+    for k in range(4):
+        if b[B_ARM + k]:
+            total += 2 * b[B_END + k] if b[B_DOUBLE + k] else b[B_END + k]
+    spinner = b[B_SPINNER]
+    for s in range(4):
+        base = total
+        if b[B_ARM + s]:
+            base -= 2 * b[B_END + s] if b[B_DOUBLE + s] else b[B_END + s]
+        if not ((b[B_ARM] > 0 or s == 0) and (b[B_ARM + 1] > 0 or s == 1)):
+            base += 2 * spinner
+        elif b[B_SNIFF]:
+            base += spinner * ((b[B_ARM + 2] == 0 and s != 2) + (b[B_ARM + 3] == 0 and s != 3))
+        bases[s] = base
+
+
+@njit(cache=True)
+def placed_count(b: np.ndarray, bases: np.ndarray, R: np.ndarray, action: int) -> int:
+    """The count after the legal placement ``action`` on ``b`` (:func:`slot_bases` of ``b`` given): the
+    base of its slot plus the new end's part, 2v for a double, else the tile's other pip."""
+    t = action >> 2
+    slot = action & 3
+    lo = R[LOW_AT + t]
+    hi = R[HIGH_AT + t]
+    if lo == hi:
+        return bases[slot] + 2 * lo
+    return bases[slot] + (hi if lo == b[B_END + slot] else lo)
 
 
 @njit(cache=True)
@@ -122,16 +164,15 @@ def expected_best(utils: np.ndarray, k: int, q: np.ndarray) -> float:
 
 
 @njit(cache=True)
-def replies(g, R: np.ndarray, after: np.ndarray, mask: np.ndarray, seat: int, room: int, cost: float,
-            ints: np.ndarray, utils: np.ndarray):
+def replies(g, R: np.ndarray, after: np.ndarray, bases: np.ndarray, mask: np.ndarray, seat: int, room: int,
+            cost: float, ints: np.ndarray, utils: np.ndarray):
     """The scoring replies ``seat`` could make on ``after`` with a tile of ``mask`` (two words), one per
     tile (its best end), as utilities in count points written to ``utils`` (a reply worth ``room`` points
     or more, ``room`` >= 0, wins the game and adds ``cost``). Returns (replies, tiles that fit any end,
-    replies that win the game). ``ints[SEEN]`` is all -1 on entry and on return."""
+    replies that win the game). ``bases``: :func:`slot_bases` of ``after``. ``ints[SEEN]`` is all -1 on
+    entry and on return."""
     buf = ints[BUF]
     seen = ints[SEEN]
-    low = R[LOW_AT:HIGH_AT]
-    high = R[HIGH_AT:PIPS_AT]
     n = hand_placements(after, mask, R, buf)
     fits = 0
     for j in range(n):
@@ -140,7 +181,7 @@ def replies(g, R: np.ndarray, after: np.ndarray, mask: np.ndarray, seat: int, ro
         if seen[t] < 0:
             seen[t] = 0
             fits += 1
-        c = count_after(after, t, a & 3, low, high)
+        c = placed_count(after, bases, R, a)
         if c % 5 == 0 and c and c > seen[t]:
             seen[t] = c
     unit = R[SCORE_UNIT]
@@ -164,13 +205,11 @@ def replies(g, R: np.ndarray, after: np.ndarray, mask: np.ndarray, seat: int, ro
 
 
 @njit(cache=True)
-def follow_up(after: np.ndarray, R: np.ndarray, kept: np.ndarray, ints: np.ndarray):
-    """Our own next turn on ``after`` with the tiles of ``kept`` (two words): the best scoring count,
-    the kept tiles that fit some end, the distinct pip values kept."""
+def follow_up(after: np.ndarray, bases: np.ndarray, R: np.ndarray, kept: np.ndarray, ints: np.ndarray):
+    """Our own next turn on ``after`` (``bases``: its :func:`slot_bases`) with the tiles of ``kept`` (two
+    words): the best scoring count, the kept tiles that fit some end, the distinct pip values kept."""
     buf = ints[BUF]
     seen = ints[SEEN]
-    low = R[LOW_AT:HIGH_AT]
-    high = R[HIGH_AT:PIPS_AT]
     n = hand_placements(after, kept, R, buf)
     best = 0
     fit = 0
@@ -180,7 +219,7 @@ def follow_up(after: np.ndarray, R: np.ndarray, kept: np.ndarray, ints: np.ndarr
         if seen[t] < 0:
             seen[t] = 0
             fit += 1
-        c = count_after(after, t, a & 3, low, high)
+        c = placed_count(after, bases, R, a)
         if c % 5 == 0 and c > best:
             best = c
     for j in range(n):
@@ -202,13 +241,15 @@ def normal_row(g, R, seat, tile, nxt, opp_room, opp_pool, drawable, cost, mate_s
     masks = ints[MASKS]
     q_opp = floats[Q_OPP]
     utils = floats[UTILS]
-    k, fits, winning = replies(g, R, after, masks[OPP_MASK:OPP_MASK + 2], nxt, opp_room, cost, ints, utils)
+    bases = masks[BASES:BASES + 4]
+    slot_bases(after, bases)
+    k, fits, winning = replies(g, R, after, bases, masks[OPP_MASK:OPP_MASK + 2], nxt, opp_room, cost, ints, utils)
     row[DENY] = expected_best(utils, k, q_opp) if k else 0.0
     row[BLOCK] = (q_opp[fits] if fits < opp_pool + 1 else 0.0) * (1.0 if drawable else 2.0)
     row[P_LOSE] = 1.0 - q_opp[winning] if winning < opp_pool + 1 else 1.0
     mate = 0.0
     if mate_seat >= 0:
-        k, _, _ = replies(g, R, after, masks[MATE_MASK:MATE_MASK + 2], mate_seat, -1, cost, ints, utils)
+        k, _, _ = replies(g, R, after, bases, masks[MATE_MASK:MATE_MASK + 2], mate_seat, -1, cost, ints, utils)
         if k:
             mate = expected_best(utils, k, floats[Q_MATE])
     row[MATE] = mate
@@ -216,7 +257,7 @@ def normal_row(g, R, seat, tile, nxt, opp_room, opp_pool, drawable, cost, mate_s
     kept[0] = g.hand_bits[seat, 0]
     kept[1] = g.hand_bits[seat, 1]
     kept[tile // WORD_BITS] &= ~(np.int64(1) << (tile % WORD_BITS))
-    best_follow, fit, shown = follow_up(after, R, kept, ints)
+    best_follow, fit, shown = follow_up(after, bases, R, kept, ints)
     row[FOLLOW] = points_for_count(g, R, seat, best_follow, False) if best_follow else 0
     row[FIT] = fit
     row[SHOWN] = shown
