@@ -194,9 +194,10 @@ class TrainConfig(Section):
     n_envs: int = setting(32, integer(1, MAX_ENVS))
     """parallel envs (n_envs x ppo.n_steps at most 10,000,000)"""
     vec_env: str = setting("batched", choice(*VEC_ENV_KINDS))
-    """batched | subproc (n_envs <= 256) | dummy (training/vec_env.py)"""
+    """batched | subproc (n_envs <= 256) | dummy (training/vec_env.py) | batch: the n_envs games in one compiled
+    batch in the training process, opponents random/greedy/expert/policy files only (training/batch_vec_env.py)"""
     workers: int = setting(2, integer(1, MAX_PROCESSES))
-    """processes of the batched vec env"""
+    """processes of the batched vec env (vec_env: batch runs in the training process)"""
     rules: dict[str, Any] = setting({}, None, convert=rules_options)
     """any rules option of allfives_env.core.Rules"""
     env: EnvConfig = section(EnvConfig)
@@ -244,6 +245,8 @@ def _check_combinations(cfg: TrainConfig, rules: Any, where: str) -> None:
     if cfg.vec_env == "subproc" and cfg.n_envs > MAX_SUBPROC_ENVS:
         raise ConfigError(f"{where}n_envs: {cfg.n_envs} with vec_env: subproc would start one process per env; "
                           f"give at most {MAX_SUBPROC_ENVS}, or vec_env: batched (workers processes in all)")
+    if cfg.vec_env == "batch":
+        _check_batch_opponents(cfg, where)
     if ppo.batch_size < 2 and ppo.normalize_advantage:
         raise ConfigError(f"{where}ppo.batch_size: 1 with ppo.normalize_advantage: true divides each minibatch's "
                           "advantages by their standard deviation, which one sample does not have (nan); give at "
@@ -255,6 +258,17 @@ def _check_combinations(cfg: TrainConfig, rules: Any, where: str) -> None:
         raise ConfigError(f"{where}checkpoint.every: {cfg.checkpoint.every} is shorter than a rollout "
                           f"(n_envs x ppo.n_steps = {rollout}); checkpoints are taken between rollouts, give "
                           f"at least {rollout}")
+
+
+def _check_batch_opponents(cfg: TrainConfig, where: str) -> None:
+    """vec_env: batch plays only the agents with a batch implementation: fail now, not at the first rollout."""
+    from training.batch_vec_env import batch_spec_problem
+
+    keys = [("opponents", s) for s in cfg.opponents] + ([("env.partner", cfg.env.partner)] if cfg.env.partner else [])
+    for key, spec in keys:
+        problem = batch_spec_problem(spec)
+        if problem is not None:
+            raise ConfigError(f"{where}{key}: {problem}")
 
 
 def validate_config(raw: Optional[Mapping[str, Any]], source: str = "") -> TrainConfig:

@@ -118,9 +118,11 @@ class Trainer:
         import functools
 
         from training.league import make_env
-        from training.vec_env import make_vec_env
+        from training.vec_env import make_batch_vec_env, make_vec_env
 
         specs, weights = self.league.mixture()
+        if self.cfg.vec_env == "batch":
+            return make_batch_vec_env(self.cfg.n_envs, self.env_kwargs, specs, weights)
         fn = functools.partial(make_env, self.env_kwargs, specs, weights)
         return make_vec_env([fn] * self.cfg.n_envs, self.cfg.vec_env, self.cfg.workers)
 
@@ -136,6 +138,9 @@ class Trainer:
         from sb3_contrib import MaskablePPO
 
         torch.set_num_threads(1)
+        # MaskablePPO builds a masked Categorical at every rollout step and minibatch; torch's argument checks
+        # on them cost ~15% of training and catch nothing but inf/nan weights, which _diverged() reports
+        torch.distributions.Distribution.set_default_validate_args(False)
         self.vec_env = self._make_vec_env()
         try:
             self.model = MaskablePPO(self._policy_class(), self.vec_env, policy_kwargs=self._policy_kwargs(),
@@ -341,7 +346,7 @@ class Trainer:
             interrupted = True
         except BaseException as exc:
             self.vec_env.close()
-            if isinstance(exc, ValueError) and self._diverged():
+            if isinstance(exc, (ValueError, RuntimeError)) and self._diverged():
                 raise self._divergence() from None
             raise
         finally:

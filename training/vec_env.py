@@ -14,7 +14,9 @@ and ``info["TimeLimit.truncated"]``, seeds and options from :meth:`seed` / :meth
 the next :meth:`reset`, ``env_method`` / ``get_attr`` / ``set_attr`` forwarded to the envs.
 
 :func:`make_vec_env` picks the kind: ``"dummy"`` (in-process), ``"subproc"`` (SB3's, one process per
-env) or ``"batched"``; a single env always runs in-process.
+env) or ``"batched"``; a single env always runs in-process. The fourth kind, ``"batch"``
+(:func:`make_batch_vec_env`, :mod:`training.batch_vec_env`), is not made of gymnasium envs at all: one
+compiled batch of games in this process, with batch agents as the opponents.
 """
 
 from __future__ import annotations
@@ -301,19 +303,32 @@ def BatchedSubprocVecEnv(env_fns: list[Callable[[], gym.Env]], workers: int = 2,
     return _BATCHED(env_fns, workers=workers, start_method=start_method)
 
 
-VEC_ENV_KINDS = ("batched", "subproc", "dummy")
+VEC_ENV_KINDS = ("batched", "subproc", "dummy", "batch")
 
 
 def make_vec_env(env_fns: list[Callable[[], gym.Env]], kind: str = "batched", workers: int = 2,
                  start_method: Optional[str] = None) -> Any:
     """A vec env over ``env_fns``: ``kind`` is ``"batched"``, ``"subproc"`` or ``"dummy"``; one env always
-    runs in-process (``DummyVecEnv``)."""
+    runs in-process (``DummyVecEnv``). The fourth kind, ``"batch"``, is no vec env of gymnasium envs: build
+    it from the env's arguments with :func:`make_batch_vec_env`."""
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
     if kind not in VEC_ENV_KINDS:
         raise ValueError(f"vec_env kind {kind!r} is not allowed: choose one of {list(VEC_ENV_KINDS)}")
+    if kind == "batch":
+        raise ValueError("vec_env kind 'batch' runs compiled batch games, not env_fns: use make_batch_vec_env")
     if len(env_fns) == 1 or kind == "dummy":
         return DummyVecEnv(env_fns)
     if kind == "subproc":
         return SubprocVecEnv(env_fns, start_method=resolve_start_method(start_method))
     return BatchedSubprocVecEnv(env_fns, workers=workers, start_method=start_method)
+
+
+def make_batch_vec_env(n_envs: int, env_kwargs: dict, opponents: Sequence[str],
+                       weights: Optional[Sequence[float]] = None) -> Any:
+    """The ``"batch"`` kind: ``n_envs`` games of the compiled engine in this process, the learner in one seat
+    and batch agents in the others (:class:`training.batch_vec_env.BatchSingleSeatVecEnv`; ``env_kwargs``
+    are the single-seat env's arguments)."""
+    from training.batch_vec_env import BatchSingleSeatVecEnv
+
+    return BatchSingleSeatVecEnv(n_envs, opponents=list(opponents), opponent_weights=weights, **env_kwargs)
