@@ -193,6 +193,7 @@ class BatchAgent:
     """
 
     def __init__(self, name: str, seed: int, n: int, weights: Optional[dict[str, float]] = None) -> None:
+        """Checked arguments only: :func:`make_batch_agent` checks them."""
         self.name = name
         self.kind = BATCH_AGENTS.index(name)
         self.n = n
@@ -243,6 +244,7 @@ class BatchAgent:
         return actions, values, tied
 
     def __repr__(self) -> str:
+        """The agent's name and batch size."""
         return f"<BatchAgent {self.name} n={self.n}>"
 
 

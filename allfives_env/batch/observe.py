@@ -179,6 +179,7 @@ class BatchObserver:
     """
 
     def __init__(self, rules: Rules, action_features: bool = False) -> None:
+        """Offsets from an :class:`ObservationEncoder` of the same arguments, and the analysis' work arrays."""
         if not isinstance(rules, Rules):
             raise RulesError(f"rules must be a Rules object, got {short_repr(rules)}")
         encoder = ObservationEncoder(rules, action_features)
@@ -194,7 +195,7 @@ class BatchObserver:
         """float32 ``(n, size)``: each game's observation from ``seats[i]`` (an int array of shape
         ``(n,)``; None or -1 = the seat to act, seat 0 for a finished game). ``out`` is reused when
         given (float32, C-contiguous, shape ``(n, size)``)."""
-        if batch.rules != self.rules:
+        if batch.rules is not self.rules and batch.rules != self.rules:
             raise RulesError("this BatchObserver was built for other rules than the batch's")
         n = batch.n
         chosen = np.full(n, -1, dtype=np.int64) if seats is None else self._checked_seats(seats, n)
