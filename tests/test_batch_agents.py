@@ -106,6 +106,8 @@ def test_random_is_uniform_over_the_legal_actions_and_every_agent_is_determinist
     expected = draws / len(legal)
     chi2 = float(((counts - expected) ** 2 / expected).sum())
     assert chi2 < 25.0, counts  # 6 degrees of freedom: p < 0.001 above 22.5
+    actions, values, tied = agent.values(batch)
+    assert sorted(actions[0][actions[0] >= 0]) == legal and tied[0].sum() == len(legal) and values[0][0] == 0.0
     for name in BATCH_AGENTS:
         runs = []
         for seed in (1, 1, 2):

@@ -180,6 +180,12 @@ def evaluate_games(S, R, kind, W, actions, values, tied, ints, floats, after, ro
         g = S[i]
         if g.over:
             continue
+        if kind == RANDOM:  # every legal action, the draw too, is equally likely
+            for k in range(g.n_legal):
+                actions[i, k] = g.legal[k]
+                values[i, k] = 0.0
+                tied[i, k] = True
+            continue
         m = game_values(g, R, kind, W, ints, floats, after, rows, values[i])
         actions[i, :m] = ints[ACTIONS, :m]
         if m:
@@ -232,8 +238,9 @@ class BatchAgent:
 
     def values(self, batch: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per game, its legal placements (int64 (n, L), -1 after the last), the agent's value of each
-        (float64, NaN after the last; zeros for ``random``) and the tied-best ones (bool): the set the
-        agent's move is drawn from when more than one placement is legal. Uses no random stream."""
+        (float64, NaN after the last) and the tied-best ones (bool): the set the agent's move is drawn
+        from when more than one placement is legal. ``random``: every legal action (the draw too), value
+        0, all tied. Uses no random stream."""
         work, _, _ = self._work_for(batch)
         L = work.rows.shape[0]
         actions = np.empty((self.n, L), dtype=np.int64)
