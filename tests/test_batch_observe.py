@@ -16,7 +16,7 @@ import pytest
 from allfives_env.batch import BatchGame
 from allfives_env.batch.observe import BatchObserver
 from allfives_env.core import Deal, Game, Rules
-from allfives_env.core.errors import RulesError
+from allfives_env.core.errors import BatchError, RulesError
 from allfives_env.encoding import ObservationEncoder
 from allfives_env.rule_sampler import random_rules
 
@@ -120,7 +120,7 @@ def test_default_seat_of_a_finished_game_is_seat_0_and_out_is_reused() -> None:
 @pytest.mark.parametrize("bad", [np.zeros(2, dtype=np.int64), np.full(3, 2), np.full(3, -2), np.zeros(3, bool)])
 def test_bad_seats_are_refused(bad: np.ndarray) -> None:
     batch = BatchGame(Rules(), 3, 0)
-    with pytest.raises(ValueError):
+    with pytest.raises(BatchError, match="seats"):
         BatchObserver(Rules()).observe(batch, bad)
 
 
@@ -128,5 +128,5 @@ def test_an_observer_refuses_a_batch_of_other_rules_and_a_wrong_out() -> None:
     batch = BatchGame(Rules(num_players=3), 2, 0)
     with pytest.raises(RulesError):
         BatchObserver(Rules()).observe(batch)
-    with pytest.raises(ValueError):
+    with pytest.raises(BatchError, match="out must be"):
         BatchObserver(batch.rules).observe(batch, out=np.zeros((2, 5), np.float32))

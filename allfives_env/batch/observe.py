@@ -20,7 +20,7 @@ from typing import Any, Optional
 import numpy as np
 from numba import njit
 
-from ..core.errors import RulesError, short_repr
+from ..core.errors import BatchError, RulesError, short_repr
 from ..core.rules import Rules
 from ..analysis import GAME_WINNING_REPLY_COST
 from ..encoding import ACTION_FEATURES, ObservationEncoder
@@ -202,7 +202,7 @@ class BatchObserver:
         if out is None:
             out = np.empty((n, self.size), dtype=np.float32)
         elif out.shape != (n, self.size) or out.dtype != np.float32 or not out.flags.c_contiguous:
-            raise ValueError(f"out must be a C-contiguous float32 array of shape ({n}, {self.size}), got "
+            raise BatchError(f"out must be a C-contiguous float32 array of shape ({n}, {self.size}), got "
                              f"{out.dtype} {out.shape}")
         R = batch.rules_vector
         observe_games(batch.S, R, chosen, out, self.offsets)
@@ -215,8 +215,8 @@ class BatchObserver:
         """``seats`` as an int64 (n,) array of -1 or seats of the game, or a clear error."""
         arr = np.asarray(seats)
         if arr.shape != (n,) or arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
-            raise ValueError(f"seats must be an integer array of shape ({n},), got {arr.dtype} {arr.shape}")
+            raise BatchError(f"seats must be an integer array of shape ({n},), got {arr.dtype} {arr.shape}")
         arr = arr.astype(np.int64)
         if arr.size and (arr.min() < -1 or arr.max() >= self.rules.num_players):
-            raise ValueError(f"seats must be -1 (the seat to act) or 0..{self.rules.num_players - 1}")
+            raise BatchError(f"seats must be -1 (the seat to act) or 0..{self.rules.num_players - 1}")
         return arr
