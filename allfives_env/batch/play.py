@@ -1,7 +1,7 @@
 """Compiled turns: a play, the forced draws and passes that follow, the settlement and the win check.
 
 A line-by-line port of :class:`allfives_env.core.game.Game`'s stepping (RULES.md §3, §6, §7), on one
-game record at a time: :func:`step_game` applies the seat's decision, then runs everything up to the
+game record at a time: :func:`advance` applies the seat's decision, then runs everything up to the
 next decision, exactly as ``Game.step`` does; the differential tests hold the two to the same events.
 
 Every kernel takes the same arguments: the game record ``g``, the rules vector ``R`` (:mod:`.layout`;
@@ -23,9 +23,6 @@ from .layout import (
     ON_TABLE, PARTNERSHIP, RESERVE, ROUND_DOWN, ROUND_EACH, ROUND_NEAREST, ROUNDING, SCORE_UNIT, STOP_AFTER_HAND,
     TARGET, TILE_COUNT, WINNER_TAKES, B_SIZE, LOW_AT, HIGH_AT, PIPS_AT,
 )
-
-
-_NO_LOG = np.zeros((0, 16), dtype=np.int32)
 
 
 @njit(cache=True)
@@ -191,12 +188,6 @@ def advance(g, R, action, elog) -> None:
         offer(g, R, g.current, elog)
     else:
         play(g, R, action, elog)
-
-
-@njit(cache=True)
-def step_game(g, R, action, low, high, pips, double_id, is_double, with_value, ev, nev, hl) -> None:
-    """:func:`advance` under its first signature, without logging (the tile tables now live in ``R``)."""
-    advance(g, R, action, _NO_LOG)
 
 
 @njit(cache=True)
