@@ -61,13 +61,20 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--processes", type=int, default=2)
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--progress", action="store_true", help="print a line per rule set to stderr")
     args = parser.parse_args(argv)
     per_set = max(1, args.games // args.rule_sets)
     jobs = [(k, per_set, args.seed) for k in range(args.rule_sets)]
     start = time.perf_counter()
     BatchGame(random_rules(np.random.default_rng(0)), 1, seed=0)  # compile (or load) once before forking
+    results = []
     with mp.get_context("fork").Pool(args.processes) as pool:
-        results = pool.map(check_rule_set, jobs, chunksize=1)
+        for result in pool.imap_unordered(check_rule_set, jobs):
+            results.append(result)
+            if args.progress:
+                done = sum(r["games"] for r in results)
+                print(f"{done:,} games, {sum(r['failed'] for r in results)} failed, "
+                      f"{time.perf_counter() - start:.0f} s", file=sys.stderr, flush=True)
     elapsed = time.perf_counter() - start
     failed = [r for r in results if r["failed"]]
     summary = {
