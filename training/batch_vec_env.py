@@ -111,9 +111,9 @@ def make_batch_opponent(spec: str, rules: Any, n: int, seed: int) -> Any:
     name, params = parse_agent_spec(spec)
     if name in BATCH_AGENTS:
         return make_batch_agent(name, seed, n, **params)
-    path = params["path"] if name == "ppo" else str(shipped_policy_path(name))
+    path = params.get("path") if name == "ppo" else str(shipped_policy_path(name))
     if not isinstance(path, str):
-        raise AgentError(f"opponent {short_repr(spec)}: path must be a file name")
+        raise AgentError(f"opponent {short_repr(spec)}: give the policy file as path=FILE.npz")
     return BatchPolicyAgent(path, rules, n)
 
 
@@ -182,7 +182,18 @@ class OpponentPool:
     def act(self, k: int, batch: BatchGame, where: np.ndarray) -> np.ndarray:
         """Agent ``k``'s actions; only the games in ``where`` are read."""
         agent = self.agents[k]
-        return agent.act(batch, where) if self.where[k] else agent.act(batch)
+        if self.where[k]:
+            return agent.act(batch, where)
+        # An agent without ``where`` chooses in every live game, and every game is live here (most of them at
+        # the learner's turn, or another agent's): the games outside ``where`` are marked over while it
+        # chooses, so it skips them as it skips finished games (the expert's analysis is most of a step).
+        over = batch.S["over"]
+        saved = over.copy()
+        over[~where] = 1
+        try:
+            return agent.act(batch)
+        finally:
+            over[:] = saved
 
 
 class BatchSingleSeatVecEnv(VecEnv):
@@ -292,7 +303,7 @@ class BatchSingleSeatVecEnv(VecEnv):
                 return
             ids = np.where(need, self.seated[rows, current], -1)
             actions = np.full(self.num_envs, -1, dtype=np.int64)
-            for k in np.unique(ids[need]).tolist():
+            for k in np.flatnonzero(np.bincount(ids[need])).tolist():
                 chosen = ids == k
                 actions[chosen] = self.pool.act(k, batch, chosen)[chosen]
             batch.step(actions)
