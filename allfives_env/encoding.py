@@ -49,12 +49,13 @@ Actions: ``action = tile_id * 4 + slot`` (see :mod:`allfives_env.core.actions`);
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 
 from .core.actions import action_name, decode_action, encode_action, num_actions, parse_action
 from .core.errors import RulesError, short_repr
+from .core.board import Board
 from .core.game import Game
 from .core.rules import Rules
 from .core.tiles import tile_set
@@ -133,6 +134,14 @@ class ObservationEncoder:
         self._o_lead = s["lead"].start
         self._count_scale = 1.0 / (8 * rules.max_pip)
         self._end_stride = V + 3
+        # per slot W, E, N, S: where its one-hot value starts, and its open, counted and double flags
+        self._end_entries = [
+            (self._o_ends + slot * (V + 3), self._o_ends + slot * (V + 3) + V, self._o_ends + slot * (V + 3) + V + 1,
+             self._o_ends + slot * (V + 3) + V + 2)
+            for slot in range(4)
+        ]
+        # per seat: the absolute seat at each relative seat k = 0..P-1
+        self._rotations = [tuple((seat + k) % P for k in range(P)) for seat in range(P)]
         # per seat: the partner flags never change
         self._static_ones = [
             [self._o_partners + k for k in range(P) if rules.side_of((seat + k) % P) == rules.side_of(seat)]
@@ -151,13 +160,35 @@ class ObservationEncoder:
 
     # ------------------------------------------------------------------ observation
     def encode(self, game: Game, seat: int, out: Optional[np.ndarray] = None) -> np.ndarray:
-        """The observation vector of ``seat`` (a new array, or ``out`` overwritten when given)."""
+        """The observation vector of ``seat`` (a new array, or ``out`` overwritten when given).
+
+        The seat's buffer already holds the slices that change little (hand, board, partners); the copy
+        then gets the public slices, entry by entry. A new copy is written through a ``memoryview``: a
+        float32 store that way costs about half an ndarray item store, and an observation makes 15 to 30
+        of them (the values stored are the same: both round the Python float to float32 once). An ``out``
+        of the caller's is written with ndarray stores, whatever its dtype.
+        """
+        buf = self._seat_buffer(game, seat)
+        if out is None:
+            out = buf.copy()
+            self._write_public(game, seat, memoryview(out))
+        else:
+            out[:] = buf
+            self._write_public(game, seat, out)
+        if self.action_features and seat == game.current:
+            self._write_features(game, seat, out)
+        return out
+
+    def _seat_buffer(self, game: Game, seat: int) -> np.ndarray:
+        """``seat``'s buffer brought up to date: tiles played since its last observation, hand changes, and
+        the slices that change a few times a hand (scores, voids, boneyard) when they did; rebuilt from
+        blank for another game or a new hand."""
         view = self._views[seat]
         buf = view.buf
         played = game.played
         if view.game is not game or view.hand != game.hand_number or view.n_played > len(played):
             buf[:] = self._blank(seat)
-            view.game, view.hand, view.n_played, view.hand_mask = game, game.hand_number, 0, 0
+            view.start(game)
         if view.n_played < len(played):
             ob, P = self._o_board, self.P
             for t, by in played[view.n_played:]:
@@ -170,16 +201,18 @@ class ObservationEncoder:
             buf[low.bit_length() - 1] = 1.0 if m & low else 0.0
             changed ^= low
         view.hand_mask = m
-        if out is None:
-            out = buf.copy()
-        else:
-            out[:] = buf
-        for i in self._dynamic_ones(game, seat):
-            out[i] = 1.0
-        self._write_scalars(game, seat, out)
-        if self.action_features and seat == game.current:
-            self._write_features(game, seat, out)
-        return out
+        # each check is a short list comparison; the slices it guards take a dozen stores to write
+        if game.scores != view.scores or game.is_in != view.is_in:
+            self._write_scores(game, seat, buf)
+            view.scores, view.is_in = game.scores[:], game.is_in[:]
+        if game.voids != view.voids:
+            buf[self.slices["voids"]] = 0.0
+            self._write_voids(game, seat, buf)
+            view.voids = game.voids[:]
+        if game.boneyard_size != view.boneyard:
+            self._write_boneyard(game, buf)
+            view.boneyard = game.boneyard_size
+        return buf
 
     def _write_features(self, game: Game, seat: int, out: np.ndarray) -> None:
         """The ``features`` slice: one row of :data:`ACTION_FEATURES` per legal placement."""
@@ -205,76 +238,87 @@ class ObservationEncoder:
         ob, P = self._o_board, self.P
         return [ob + t * P + (by - seat) % P for t, by in game.played]
 
-    def _dynamic_ones(self, game: Game, seat: int) -> list[int]:
-        """Indices of the 1-entries of ``ends``, ``spinner``, ``lead``, ``voids`` and ``scored``."""
-        P = self.P
-        ones: list[int] = []
+    def _write_public(self, game: Game, seat: int, out: Any) -> None:
+        """Write the public slices that change with every play (``ends``, ``spinner``, ``count``,
+        ``hand_sizes``, ``lead``) as ``seat`` sees them into ``out`` (a memoryview or an ndarray, zeros
+        there): only their non-zero entries are stored. The other public slices are kept up to date in
+        the seat's buffer (:meth:`_seat_buffer`).
+
+        This runs for every observation, so the offsets come from tables built once (:meth:`__init__`)
+        and the loops run over what is there (open ends, counted ends, other seats), not every slot.
+        """
         board = game.board
         if board.size:
-            oe = self._o_ends
-            stride = self._end_stride
-            V = self.V
-            ends = board.ends
-            arm_len = board.arm_len
-            end_double = board.end_double
-            open_slots = board.open_slots
-            counted = board.counted  # the board knows which ends count (allfives, sniff, the line)
-            for slot in (0, 1, 2, 3):
-                base = oe + slot * stride
-                if slot in open_slots:
-                    ones.append(base + ends[slot])
-                    ones.append(base + V)
-                if counted(slot):
-                    ones.append(base + V + 1)
-                if arm_len[slot] and end_double[slot]:
-                    ones.append(base + V + 2)
-            if board.spinner >= 0:
-                osp = self._o_spinner
-                ones.append(osp)
-                ones.append(osp + 1 + board.spinner)
-                if board.spinner_counts():
-                    ones.append(osp + 1 + V)
+            self._write_ends(board, out)
+            count = board.count()
+            oc = self._o_count
+            out[oc] = count * self._count_scale
+            if count and count % 5 == 0:
+                out[oc + 1] = 1.0
         else:
-            ones.append(self._o_lead)
+            out[self._o_lead] = 1.0  # the count stays 0
+        T = self.T
+        rot = self._rotations[seat]
+        hands = game.hands
+        os_ = self._o_sizes - 1
+        for k in range(1, self.P):
+            out[os_ + k] = hands[rot[k]].bit_count() / T
+
+    def _write_scores(self, game: Game, seat: int, out: Any) -> None:
+        """The ``scores`` and ``scored`` slices (every entry written, zeros included)."""
+        osc = self._o_scores
+        oin = self._o_scored
+        target = game.rules.target
+        scores = game.scores
+        is_in = game.is_in
+        side_of = game.side_of
+        for k, s in enumerate(self._rotations[seat]):
+            side = side_of[s]
+            value = scores[side] / target
+            out[osc + k] = SCORE_CLIP if value > SCORE_CLIP else (-SCORE_CLIP if value < -SCORE_CLIP else value)
+            out[oin + k] = 1.0 if is_in[side] else 0.0
+
+    def _write_voids(self, game: Game, seat: int, out: Any) -> None:
+        """The 1-entries of the ``voids`` slice (the slice is zeros)."""
         voids = game.voids
-        for k in range(1, P):
-            m = voids[(seat + k) % P]
+        rot = self._rotations[seat]
+        for k in range(1, self.P):
+            m = voids[rot[k]]
             if m:
                 offsets = self._void_offsets[k].get(m)
                 if offsets is None:
                     base = self._o_voids + (k - 1) * self.V
                     offsets = self._void_offsets[k][m] = [base + v for v in range(self.V) if (m >> v) & 1]
-                ones.extend(offsets)
-        osc = self._o_scored
-        is_in = game.is_in
-        side_of = game.side_of
-        for k in range(P):
-            if is_in[side_of[(seat + k) % P]]:
-                ones.append(osc + k)
-        return ones
+                for i in offsets:
+                    out[i] = 1.0
 
-    def _write_scalars(self, game: Game, seat: int, out: np.ndarray) -> None:
-        P = self.P
-        T = self.T
-        count = game.board.count() if game.board.size else 0
-        oc = self._o_count
-        out[oc] = count * self._count_scale
-        if count and count % 5 == 0:
-            out[oc + 1] = 1.0
+    def _write_boneyard(self, game: Game, out: Any) -> None:
+        """The ``boneyard`` slice."""
         ob = self._o_boneyard
-        out[ob] = game.boneyard_size / T
-        out[ob + 1] = game.drawable / T
-        os_ = self._o_sizes
-        hands = game.hands
-        for k in range(1, P):
-            out[os_ + k - 1] = hands[(seat + k) % P].bit_count() / T
-        osc = self._o_scores
-        target = game.rules.target
-        scores = game.scores
-        side_of = game.side_of
-        for k in range(P):
-            value = scores[side_of[(seat + k) % P]] / target
-            out[osc + k] = SCORE_CLIP if value > SCORE_CLIP else (-SCORE_CLIP if value < -SCORE_CLIP else value)
+        out[ob] = game.boneyard_size / self.T
+        out[ob + 1] = game.drawable / self.T
+
+    def _write_ends(self, board: Board, out: Any) -> None:
+        """The ``ends`` and ``spinner`` slices of a non-empty board (see :meth:`_write_public`)."""
+        entries = self._end_entries
+        ends = board.ends
+        for slot in board.open_slots:
+            value_base, open_flag, _, _ = entries[slot]
+            out[value_base + ends[slot]] = 1.0
+            out[open_flag] = 1.0
+        for slot in board.counted_slots():  # the board knows which ends count (allfives, sniff, the line)
+            out[entries[slot][2]] = 1.0
+        arm_len = board.arm_len
+        for slot, double in enumerate(board.end_double):
+            if double and arm_len[slot]:
+                out[entries[slot][3]] = 1.0
+        spinner = board.spinner
+        if spinner >= 0:
+            osp = self._o_spinner
+            out[osp] = 1.0
+            out[osp + 1 + spinner] = 1.0
+            if board.spinner_counts():
+                out[osp + 1 + self.V] = 1.0
 
     def action_mask(self, game: Game, seat: int) -> np.ndarray:
         """``int8`` mask over all action ids; zeros unless ``seat`` is to act."""
@@ -302,27 +346,38 @@ class ObservationEncoder:
             ones.append(T * P + t)
         base = T * P + T
         ones.extend(base + i for i in self._board_ones(game, 0))
-        ones.extend(base + i for i in self._dynamic_ones(game, 0))
         ones.extend(base + i for i in self._static_ones[0])
         if game.current >= 0:
             ones.append(base + self.size + game.current)
         out[ones] = 1.0
         public = out[base:base + self.size]
-        self._write_scalars(game, 0, public)
+        self._write_public(game, 0, public)
+        self._write_scores(game, 0, public)
+        self._write_voids(game, 0, public)
+        self._write_boneyard(game, public)
         return out
 
 
 class _SeatView:
-    """The encoder's incremental state for one seat: which game, hand and board length its buffer shows."""
+    """The encoder's incremental state for one seat: which game, hand, board length, hand, scores, voids
+    and boneyard size its buffer shows (copies of the game's lists, which change in place)."""
 
-    __slots__ = ("buf", "game", "hand", "n_played", "hand_mask")
+    __slots__ = ("buf", "game", "hand", "n_played", "hand_mask", "scores", "is_in", "voids", "boneyard")
 
     def __init__(self, buf: np.ndarray) -> None:
         self.buf = buf
-        self.game: Optional[Game] = None
-        self.hand = 0
+        self.start(None)
+
+    def start(self, game: Optional[Game]) -> None:
+        """A blank buffer for ``game``'s current hand: nothing shown yet."""
+        self.game = game
+        self.hand = game.hand_number if game is not None else 0
         self.n_played = 0
         self.hand_mask = 0
+        self.scores: Optional[list[int]] = None
+        self.is_in: Optional[list[bool]] = None
+        self.voids: Optional[list[int]] = None
+        self.boneyard = -1
 
 
 def observation_table(rules: Optional[Rules] = None, action_features: bool = False) -> str:

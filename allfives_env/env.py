@@ -163,9 +163,18 @@ class raw_env(AECEnv):
         self.__dict__.update(state)
 
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-        if self.game is None:  # inline, not _live_game(): this runs on every step
+        """PettingZoo's ``AECEnv.last`` written out, with the reset check: it runs on every step."""
+        if self.game is None:  # inline, not _live_game(), for the same reason
             raise NotResetError("call reset() before last()")
-        return super().last(observe)
+        agent = self.agent_selection
+        assert agent is not None
+        return (
+            self.observe(agent) if observe else None,
+            self._cumulative_rewards[agent],
+            self.terminations[agent],
+            self.truncations[agent],
+            self.infos[agent],
+        )
 
     def agent_iter(self, max_iter: int = AGENT_ITER_LIMIT) -> Any:
         self._live_game("agent_iter()")

@@ -20,6 +20,8 @@ from .tiles import TileSet
 W, E, N, S = 0, 1, 2, 3
 LINE_SLOTS = (W, E)
 ALL_SLOTS = (W, E, N, S)
+#: bit mask of the arms holding tiles (bit s = slot s) -> those slots, for :meth:`Board.counted_slots`
+_SLOTS_OF_ARMS = tuple(tuple(s for s in ALL_SLOTS if (mask >> s) & 1) for mask in range(16))
 
 
 class Board:
@@ -173,6 +175,18 @@ class Board:
         if self.arm_len[slot]:
             return True
         return self.sniff and slot in (N, S) and bool(self.arm_len[W] and self.arm_len[E])
+
+    def counted_slots(self) -> tuple[int, ...]:
+        """The slots whose ends contribute to the count, as :meth:`counted` says slot by slot; one call for
+        all four, since the observation asks for them every step."""
+        if self.size == 0:
+            return ()
+        if self.spinner < 0:
+            return LINE_SLOTS
+        arm_len = self.arm_len
+        if self.sniff and arm_len[W] and arm_len[E]:
+            return ALL_SLOTS  # N and S count with or without tiles
+        return _SLOTS_OF_ARMS[(arm_len[W] > 0) | (arm_len[E] > 0) << 1 | (arm_len[N] > 0) << 2 | (arm_len[S] > 0) << 3]
 
     def spinner_counts(self) -> bool:
         """Whether the spinner's own pips (2v) are in the count now."""

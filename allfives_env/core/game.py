@@ -46,6 +46,15 @@ class HandRecord(NamedTuple):
     leader_fixed: bool = False  # the deal's leader overrode the one the rules give
 
 
+def _as_action_id(action: Any) -> Optional[int]:
+    """The plain int an integer-like action stands for: a numpy integer (an action sampled from the mask
+    is one) or an int subclass, but never a bool; None for anything else, which no legal tuple holds.
+    :meth:`Game.step` converts once here instead of trying the action as given first."""
+    if isinstance(action, np.integer) or (isinstance(action, int) and not isinstance(action, bool)):
+        return int(action)
+    return None
+
+
 def _as_generator(seed: SeedLike) -> np.random.Generator:
     if isinstance(seed, np.random.Generator):
         return seed
@@ -211,19 +220,16 @@ class Game:
         Raises :class:`IllegalActionError` for an action that is not legal now (the message lists the
         legal ones) and :class:`GameOverError` once the game is over.
         """
-        if type(action) is int and action in self.legal:
-            if action == self.draw_action:
+        action_id = action if type(action) is int else _as_action_id(action)
+        if action_id in self.legal:
+            if action_id == self.draw_action:
                 self._draw(self.current, forced=False)
                 self._offer(self.current)
             else:
-                self._play(action)
+                self._play(action_id)
             return
         if self.over:
             raise GameOverError(f"the game is over (winner: {self.winner}, scores {self.scores}); start a new game")
-        if isinstance(action, np.integer) or (isinstance(action, int) and not isinstance(action, bool)):
-            if int(action) in self.legal:
-                self.step(int(action))
-                return
         raise IllegalActionError(self.illegal_message(action))
 
     def illegal_message(self, action: Any) -> str:
