@@ -370,8 +370,8 @@ def _too_deep(value: Any, limit: int = MAX_DEPTH) -> bool:
 
 
 def _safe_load(text: str) -> Any:
-    """One YAML document through the safe loader. Built here rather than with ``yaml.load(..., Loader=)``,
-    so no call in the project can be pointed at an unsafe loader."""
+    """One YAML document through PyYAML's safe loader class, built here directly: no call in the project
+    takes a loader argument, so none can be pointed at a loader that builds Python objects."""
     loader = _safe_loader_class()(text)
     try:
         return loader.get_single_data()

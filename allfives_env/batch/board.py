@@ -31,12 +31,6 @@ def clear_board(b: np.ndarray, sides_first: int, sniff: int) -> None:
 
 
 @njit(cache=True)
-def is_open(b: np.ndarray, slot: int) -> bool:
-    """Whether a tile may be placed on ``slot`` (W=0, E=1, N=2, S=3) of a non-empty table."""
-    return slot < 2 or b[B_ALL_OPEN] == 1
-
-
-@njit(cache=True)
 def open_values(b: np.ndarray) -> int:
     """Bit mask of the pip values that can be matched now (0 on an empty table)."""
     if b[B_SIZE] == 0:
