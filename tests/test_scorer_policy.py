@@ -24,11 +24,11 @@ from training.scorer_policy import ScoredMaskablePolicy, scorer_spec  # noqa: E4
 from tests.helpers import learner_observations  # noqa: E402
 
 
-def _model(rules: Rules, hidden: list[int], seed: int = 0):
+def _model(rules: Rules, hidden: list[int], seed: int = 0, trunk_reads_features: bool = True):
     torch.set_num_threads(1)
     env = AllFivesSingleSeatEnv(opponents=["greedy"], rules=rules, action_features=True)
     enc = ObservationEncoder(rules, action_features=True)
-    spec = scorer_spec(enc.slices["features"].start, 4 * enc.T, len(ACTION_FEATURES), hidden)
+    spec = scorer_spec(enc.slices["features"].start, 4 * enc.T, len(ACTION_FEATURES), hidden, trunk_reads_features)
     model = sb3_contrib.MaskablePPO(ScoredMaskablePolicy, env, n_steps=64, batch_size=64, seed=seed, device="cpu",
                                     policy_kwargs={"net_arch": {"pi": [32], "vf": [8]}, "activation_fn": torch.nn.Tanh,
                                                    "action_scorer": spec})
@@ -39,10 +39,13 @@ def _model(rules: Rules, hidden: list[int], seed: int = 0):
     return model, env
 
 
-@pytest.mark.parametrize("options, hidden", [({}, [16]), ({}, []), ({"may_draw_when_able": True}, [8, 8])])
-def test_export_reproduces_the_torch_logits_and_actions(tmp_path: Path, options: dict, hidden: list[int]) -> None:
-    rules = Rules(num_players=2, **options)
-    model, env = _model(rules, hidden)
+@pytest.mark.parametrize("options, hidden, trunk_reads_features", [
+    ({}, [16], True), ({}, [], True), ({"may_draw_when_able": True}, [8, 8], True), ({}, [16], False),
+    ({"num_players": 3, "max_pip": 9}, [8], False)])
+def test_export_reproduces_the_torch_logits_and_actions(tmp_path: Path, options: dict, hidden: list[int],
+                                                       trunk_reads_features: bool) -> None:
+    rules = Rules(**{"num_players": 2, **options})
+    model, env = _model(rules, hidden, trunk_reads_features=trunk_reads_features)
     path = export_policy(model, tmp_path / "p.npz", rules)
     header = read_policy_header(path)
     assert header["action_features"] is True and header["action_scorer"]["hidden"] == hidden
@@ -58,7 +61,7 @@ def test_export_reproduces_the_torch_logits_and_actions(tmp_path: Path, options:
     assert [int(policy.predict(o, m)) for o, m in zip(obs[:30], masks[:30])] == list(actions[:30])
     # the scorer is shared: the same feature row gets the same score wherever it stands
     scores = p.mlp_extractor.action_scores(torch.as_tensor(obs[:5])).detach().numpy()
-    assert scores.shape == (5, env.action_space.n) and not scores[:, 4 * 28:].any()
+    assert scores.shape == (5, env.action_space.n) and not scores[:, p.mlp_extractor.rows[1]:].any()
 
 
 def test_checkpoint_round_trip_keeps_the_scorer(tmp_path: Path) -> None:
@@ -109,3 +112,57 @@ def test_config_needs_the_action_features() -> None:
         validate_config({"env": {"action_features": True}, "network": {"action_scorer": 32}})
     cfg = validate_config({"env": {"action_features": True}, "network": {"action_scorer": []}})
     assert cfg.network.action_scorer == []
+
+
+def _dense_scores(extractor, obs: "torch.Tensor") -> "torch.Tensor":
+    """The scorer on every row, zero rows included: what the sparse scoring must equal."""
+    offset, placements, width = extractor.rows
+    rows = obs[:, offset:offset + placements * width].reshape(-1, placements, width)
+    scores = extractor.scorer(rows).squeeze(-1)
+    return torch.nn.functional.pad(scores, (0, extractor.n_actions - placements))
+
+
+def test_sparse_scoring_equals_scoring_every_row_in_values_and_gradients() -> None:
+    """Only the non-zero feature rows go through the scorer; the zero rows share g(0). Values and the
+    scorer's gradients match scoring all 112 rows (and a legal placement with an all-zero row, written
+    in by hand, still scores g(0))."""
+    rules = Rules(num_players=2)
+    model, env = _model(rules, [8])
+    extractor = model.policy.mlp_extractor
+    obs, _ = learner_observations(env, 64)
+    obs = torch.as_tensor(obs)
+    assert (obs[:, 152:].reshape(64, 112, 12).ne(0).any(-1).sum(1) < 112).all()  # most rows are zero
+    weights = torch.randn(64, env.action_space.n, generator=torch.Generator().manual_seed(1))
+    grads = []
+    for scores_of in (extractor.action_scores, lambda o: _dense_scores(extractor, o)):
+        model.policy.zero_grad()
+        scores = scores_of(obs)
+        (scores * weights).sum().backward()
+        grads.append([p.grad.clone() for p in extractor.scorer.parameters()])
+        grads[-1].insert(0, scores.detach())
+    for sparse, dense in zip(*grads):
+        torch.testing.assert_close(sparse, dense, rtol=1e-4, atol=1e-4)  # float32 sums in another order
+
+
+def test_a_trunk_without_the_feature_rows_ignores_them_but_the_scorer_does_not() -> None:
+    rules = Rules(num_players=2)
+    model, env = _model(rules, [8], trunk_reads_features=False)
+    extractor = model.policy.mlp_extractor
+    assert extractor.policy_net[0].in_features == 152 and extractor.value_net[0].in_features == 152
+    obs, _ = learner_observations(env, 16)
+    obs = torch.as_tensor(obs)
+    changed = obs.clone()
+    changed[:, 152:] *= 2.0
+    with torch.no_grad():
+        assert torch.equal(extractor.forward_critic(obs), extractor.forward_critic(changed))
+        assert torch.equal(extractor.policy_net(extractor.trunk_input(obs)),
+                           extractor.policy_net(extractor.trunk_input(changed)))
+        assert not torch.equal(extractor.action_scores(obs), extractor.action_scores(changed))
+
+
+def test_config_trunk_without_features_needs_the_scorer() -> None:
+    with pytest.raises(ConfigError, match=r"network\.trunk_reads_features: false .*needs network\.action_scorer"):
+        validate_config({"env": {"action_features": True}, "network": {"trunk_reads_features": False}})
+    cfg = validate_config({"env": {"action_features": True},
+                           "network": {"action_scorer": [8], "trunk_reads_features": False}})
+    assert cfg.network.trunk_reads_features is False

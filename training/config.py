@@ -102,6 +102,9 @@ class NetworkConfig(Section):
     action_scorer: Optional[list[int]] = setting(None, optional(layer_sizes(0)))
     """hidden layers of a scorer shared by every placement's feature row (training/scorer_policy.py); needs
     env.action_features: true; [] = a linear scorer"""
+    trunk_reads_features: bool = setting(True, boolean)
+    """false: the actor and critic MLPs read the observation without the placements' feature rows, which
+    the action scorer reads (a much cheaper PPO update); needs action_scorer"""
 
 
 @dataclass
@@ -235,6 +238,10 @@ def _check_combinations(cfg: TrainConfig, rules: Any, where: str) -> None:
     if net.action_scorer is not None and not cfg.env.action_features:
         raise ConfigError(f"{where}network.action_scorer: scores the placements' feature rows, so it needs "
                           f"env.action_features: true (or action_scorer: null), got {net.action_scorer!r}")
+    if not net.trunk_reads_features and net.action_scorer is None:
+        raise ConfigError(f"{where}network.trunk_reads_features: false leaves the placements' feature rows to "
+                          f"the action scorer, so it needs network.action_scorer (a list of hidden sizes), "
+                          f"got action_scorer: null")
     if cfg.env.partner is not None and not rules.partnership:
         raise ConfigError(f"{where}env.partner: only a partnership game has a partner seat "
                           f"(rules.num_players: 4), got partner {cfg.env.partner!r}")

@@ -53,6 +53,9 @@ def _actor_layers(policy: Any) -> tuple[Layers, tuple[np.ndarray, np.ndarray], s
         raise PolicyError(f"activation {activation_fn!r} cannot be exported; use one of "
                           f"{sorted(n for n in TORCH_ACTIVATIONS)} in policy_kwargs['activation_fn']")
     layers, params = torch_linear_stack(policy.mlp_extractor.policy_net, declared, activation_fn, "policy_net", False)
+    widen = getattr(policy.mlp_extractor, "full_width_first_layer", None)  # a trunk that skips the feature rows
+    if widen is not None:
+        layers[0] = (widen(layers[0][0]), layers[0][1])
     head = policy.action_net
     if not isinstance(head, nn.Linear):
         raise PolicyError(f"action_net must be a Linear layer for a Discrete action space, got {head!r}")

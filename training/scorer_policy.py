@@ -11,6 +11,17 @@ turns both into logits: it can use the scores directly and still correct them fr
 Configured by ``network.action_scorer: [hidden, ...]`` (needs ``env.action_features: true``). The
 exported policy file stores the scorer too (``action_scorer`` in its header), and the numpy ``ppo``
 agent plays it without torch.
+
+Two things keep PPO's update cheap (it is most of a training step with this policy):
+
+* **Only non-zero rows are scored.** The encoder writes a row for each *legal* placement and leaves the
+  others zero, so a position has a handful of non-zero rows among 112. The scorer runs on those rows and
+  once on a zero row, whose score every all-zero row shares: the same function (``g(0)`` is what a zero
+  row scores), about a tenth of the work.
+* **``network.trunk_reads_features: false``** builds the actor and critic MLPs over the position slices
+  only, without the feature rows, which the scorer reads anyway. The feature rows are 90% of a 2-player
+  observation, so the trunks' first layers shrink about tenfold. The exported file keeps one format: its
+  first layer gets zero weights for the feature columns, so the numpy agent is unchanged.
 """
 
 from __future__ import annotations
@@ -18,28 +29,36 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 import torch
-from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.torch_layers import MlpExtractor
 from torch import nn
+
+from training.masked_distribution import FastMaskablePolicy
 
 __all__ = ["ScoredMlpExtractor", "ScoredMaskablePolicy", "scorer_spec"]
 
 
-def scorer_spec(offset: int, placements: int, features: int, hidden: Sequence[int]) -> dict[str, Any]:
-    """The ``action_scorer`` policy argument: where the feature rows are and the scorer's hidden sizes."""
+def scorer_spec(offset: int, placements: int, features: int, hidden: Sequence[int],
+                trunk_reads_features: bool = True) -> dict[str, Any]:
+    """The ``action_scorer`` policy argument: where the feature rows are, the scorer's hidden sizes, and
+    whether the actor and critic MLPs read the feature rows too (``trunk_reads_features``)."""
     return {"offset": int(offset), "placements": int(placements), "features": int(features),
-            "hidden": [int(h) for h in hidden]}
+            "hidden": [int(h) for h in hidden], "trunk_reads_features": bool(trunk_reads_features)}
 
 
 class ScoredMlpExtractor(MlpExtractor):
     """SB3's ``MlpExtractor`` whose actor latent also carries one score per action."""
 
     def __init__(self, feature_dim: int, net_arch: Any, activation_fn: type[nn.Module], device: Any,
-                 n_actions: int, offset: int, placements: int, features: int, hidden: Sequence[int]) -> None:
-        super().__init__(feature_dim, net_arch, activation_fn, device)
-        if offset + placements * features > feature_dim or n_actions < placements:
-            raise ValueError(f"action scorer rows [{offset}, {offset + placements * features}) do not fit an "
+                 n_actions: int, offset: int, placements: int, features: int, hidden: Sequence[int],
+                 trunk_reads_features: bool = True) -> None:
+        end = offset + placements * features
+        if end > feature_dim or n_actions < placements:
+            raise ValueError(f"action scorer rows [{offset}, {end}) do not fit an "
                              f"observation of {feature_dim} with {n_actions} actions")
+        self.trunk_reads_features = bool(trunk_reads_features)
+        self.feature_dim = feature_dim
+        super().__init__(feature_dim if self.trunk_reads_features else feature_dim - (end - offset), net_arch,
+                         activation_fn, device)
         layers: list[nn.Module] = []
         last = features
         for size in hidden:
@@ -51,21 +70,58 @@ class ScoredMlpExtractor(MlpExtractor):
         self.n_actions = n_actions
         self.latent_dim_pi = self.latent_dim_pi + n_actions
 
-    def action_scores(self, features: torch.Tensor) -> torch.Tensor:
-        """``(batch, n_actions)``: the scorer applied to each placement's row; 0 for other actions."""
+    def trunk_input(self, features: torch.Tensor) -> torch.Tensor:
+        """What the actor and critic MLPs read: the whole observation, or it without the feature rows."""
+        if self.trunk_reads_features:
+            return features
         offset, placements, width = self.rows
-        rows = features[:, offset:offset + placements * width].reshape(-1, placements, width)
-        scores = self.scorer(rows).squeeze(-1)
+        end = offset + placements * width
+        if end == features.shape[1]:  # the encoder's layout: the feature rows come last
+            return features[:, :offset]
+        return torch.cat([features[:, :offset], features[:, end:]], dim=1)
+
+    def action_scores(self, features: torch.Tensor) -> torch.Tensor:
+        """``(batch, n_actions)``: the scorer applied to each placement's row; 0 for other actions.
+
+        Rows that are all zero (the placements that are not legal) all score ``g(0)``: the scorer runs on
+        the non-zero rows and once on a zero row, and the zero rows share that score (also in the
+        gradient). Same values as scoring every row, a fraction of the work."""
+        offset, placements, width = self.rows
+        rows = features[:, offset:offset + placements * width].reshape(-1, width)
+        # a row is zero iff its absolute values sum to 0; a matrix-vector product finds that ~4x faster
+        # than rows.ne(0).any(1), which was a tenth of the update
+        live = (rows.abs() @ rows.new_ones(width)).nonzero().squeeze(1)
+        zero_score = self.scorer(rows.new_zeros(1, width)).reshape(())
+        scores = zero_score.expand(rows.shape[0]).index_put((live,), self.scorer(rows[live]).squeeze(1))
+        scores = scores.reshape(-1, placements)
         if self.n_actions > placements:
             scores = nn.functional.pad(scores, (0, self.n_actions - placements))
         return scores
 
     def forward_actor(self, features: torch.Tensor) -> torch.Tensor:
-        return torch.cat([self.policy_net(features), self.action_scores(features)], dim=1)
+        return torch.cat([self.policy_net(self.trunk_input(features)), self.action_scores(features)], dim=1)
+
+    def forward_critic(self, features: torch.Tensor) -> torch.Tensor:
+        return self.value_net(self.trunk_input(features))
+
+    def full_width_first_layer(self, weight: Any) -> Any:
+        """The actor's first-layer weight ``(out, trunk inputs)`` (numpy) widened to the whole observation,
+        zero for the feature columns when the trunk does not read them: what the policy file stores."""
+        if self.trunk_reads_features:
+            return weight
+        import numpy as np
+
+        offset, placements, width = self.rows
+        end = offset + placements * width
+        full = np.zeros((weight.shape[0], self.feature_dim), dtype=weight.dtype)
+        full[:, :offset] = weight[:, :offset]
+        full[:, end:] = weight[:, offset:]
+        return full
 
 
-class ScoredMaskablePolicy(MaskableActorCriticPolicy):
-    """``MaskableActorCriticPolicy`` (MlpPolicy) with :class:`ScoredMlpExtractor`; ``action_scorer`` is a
+class ScoredMaskablePolicy(FastMaskablePolicy):
+    """``MaskableActorCriticPolicy`` (MlpPolicy, with the fast masked distribution) with
+    :class:`ScoredMlpExtractor`; ``action_scorer`` is a
     :func:`scorer_spec` dict."""
 
     def __init__(self, *args: Any, action_scorer: dict[str, Any], **kwargs: Any) -> None:

@@ -103,13 +103,16 @@ class Trainer:
 
             enc = ObservationEncoder(self.rules, action_features=True)
             kwargs["action_scorer"] = scorer_spec(enc.slices["features"].start, 4 * enc.T, len(ACTION_FEATURES),
-                                                  net.action_scorer)
+                                                  net.action_scorer, net.trunk_reads_features)
         return kwargs
 
     def _policy_class(self) -> Any:
-        """``MlpPolicy``, or the policy with a shared placement scorer (``network.action_scorer``)."""
+        """``MlpPolicy`` (with the fast masked distribution of :mod:`training.masked_distribution`), or the
+        policy with a shared placement scorer (``network.action_scorer``)."""
         if self.cfg.network.action_scorer is None:
-            return "MlpPolicy"
+            from training.masked_distribution import FastMaskablePolicy
+
+            return FastMaskablePolicy
         from training.scorer_policy import ScoredMaskablePolicy
 
         return ScoredMaskablePolicy
