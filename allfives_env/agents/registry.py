@@ -17,12 +17,11 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from ..core.errors import AllFivesError, short_repr as _short
+from ..core.errors import AgentError, short_repr as _short
 from .base import Agent
 
-
-class AgentError(AllFivesError, ValueError):
-    """An unknown agent name, or parameters the agent does not take."""
+__all__ = ["AgentError", "register_agent", "agent_names", "describe_agents", "parse_agent_spec", "make_agent",
+           "check_agent_rules"]
 
 
 _REGISTRY: dict[str, tuple[Callable[..., Agent], str]] = {}

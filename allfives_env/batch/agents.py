@@ -20,11 +20,10 @@ from typing import Any, Optional
 import numpy as np
 from numba import njit
 
-from ..agents.expert import DEFAULT_WEIGHTS, DOMINO_PRIORITY, MOBILITY_CAP, WIN_PRIORITY
-from ..agents.registry import AgentError
-from ..core.errors import BatchError, SeedError, short_repr
+from ..core.errors import AgentError, BatchError, SeedError, short_repr
 from ..core.seeds import MAX_SEED
 from ..core.values import is_integer
+from ..expert_weights import DEFAULT_WEIGHTS, DOMINO_PRIORITY, MOBILITY_CAP, WIN_PRIORITY
 from . import kernels
 from .analysis import (
     ACTIONS, BLOCK, BUF, DENY, DOMINO, DOUBLE, FIT, FOLLOW, KIND, MATE, NOW, PIPS, SHOWN, WINS, Work, make_work,

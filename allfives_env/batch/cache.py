@@ -15,12 +15,15 @@ from pathlib import Path
 
 _PACKAGE = Path(__file__).resolve().parent
 _STAMP = "allfives_batch.stamp"
+#: Modules outside the package whose constants the kernels compile in (the expert's weights and
+#: priorities, the analysis' kinds and costs): a change there must recompile too.
+_COMPILED_IN = ("expert_weights.py", "analysis.py")
 
 
 def source_hash() -> str:
-    """A hash of every Python source of the batch package (names and contents)."""
+    """A hash of every Python source of the batch package and of :data:`_COMPILED_IN` (names and contents)."""
     digest = hashlib.sha256()
-    for path in sorted(_PACKAGE.glob("*.py")):
+    for path in sorted(_PACKAGE.glob("*.py")) + [_PACKAGE.parent / name for name in _COMPILED_IN]:
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()

@@ -70,3 +70,9 @@ class BatchError(AllFivesError, ValueError):
 
 class BatchIndexError(BatchError, IndexError):
     """A game index outside a batch."""
+
+
+class AgentError(AllFivesError, ValueError):
+    """An unknown agent name, or parameters the agent does not take. (Defined here, with the other typed
+    errors, so that the batch agents raise it without importing the agents package; the registry
+    re-exports it.)"""
