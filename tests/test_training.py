@@ -141,7 +141,7 @@ def test_shipped_configs_are_valid() -> None:
         cfg = load_config(path)
         assert cfg.name == path.stem
     default = load_config(ROOT / "configs" / "default.yaml")
-    assert default.vec_env == "batched" and default.evaluation.baselines == ["random", "greedy", "expert"]
+    assert default.vec_env == "batch" and default.evaluation.baselines == ["random", "greedy", "expert"]
 
 
 def _sections(root: type) -> list[type]:
