@@ -1,0 +1,227 @@
+"""Game parameters of ``python_allfives``: their defaults, their checks, and the bounds OpenSpiel asks for.
+
+OpenSpiel parameters are typed (int, float, bool, string) and every one needs a default, so the rules
+options that are "auto" or "null" in :class:`~allfives_env.core.rules.Rules` get a spelling here:
+``partnership="auto"``, ``hand_size=0`` and ``target=0`` (the default for the player count),
+``max_draws_per_turn=0`` (unlimited). ``max_hands`` must be a number: OpenSpiel needs a finite game.
+
+Beyond the rules, four parameters shape the episode:
+
+* ``episode``: ``"game"`` (to the target, the default) or ``"hand"`` (one hand);
+* ``returns``: ``"win"`` (+1 for the winning side, the losers share -1; 0 each on a draw) or
+  ``"points"`` (each side's points gained minus the mean gained by the other sides; zero-sum);
+* ``point_scale``: ``"points"`` returns are divided by it (search constants such as UCT's c assume
+  returns of about +-1);
+* ``scores`` / ``scored``: the sides' scores when the episode starts (``"120,85"``; empty: zeros) and
+  which sides have scored already (``"1,0"``; matters under ``min_first_score``; empty: the sides
+  whose score is not 0). A hand episode from the middle of a game is how the search agents model a
+  position.
+
+Nothing here imports pyspiel: this module is the pure half of the game definition.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Mapping, Optional
+
+from ..core.errors import RulesError, short_repr
+from ..core.rules import Rules, max_count
+from ..core.tiles import tile_set
+
+#: Every parameter with its default (OpenSpiel's parameter_specification).
+DEFAULTS: dict[str, Any] = {
+    "players": 2,
+    "partnership": "auto",
+    "hand_size": 0,
+    "max_pip": 6,
+    "target": 0,
+    "hand_end": "deduct_own",
+    "spinner_count": "allfives",
+    "boneyard_reserve": 0,
+    "first_leader": "random",
+    "no_double_fallback": "heaviest_tile",
+    "must_lead_it": True,
+    "after_block": "random",
+    "may_draw_when_able": False,
+    "max_draws_per_turn": 0,
+    "spinner_sides_first": True,
+    "lead_scores": True,
+    "score_unit": 1,
+    "min_first_score": 0,
+    "rounding": "nearest",
+    "bonus_round": "sum_then_round",
+    "blocked_award": "opponents_total",
+    "allow_negative": True,
+    "win_check": "immediate",
+    "exact_target": False,
+    "max_hands": 200,
+    "episode": "game",
+    "returns": "win",
+    "point_scale": 1.0,
+    "scores": "",
+    "scored": "",
+}
+
+EPISODES = ("game", "hand")
+RETURNS = ("win", "points")
+#: Rules options taken over unchanged (the parameter has the option's name and type).
+_PLAIN_OPTIONS = (
+    "max_pip", "hand_end", "spinner_count", "boneyard_reserve", "first_leader", "no_double_fallback", "must_lead_it",
+    "after_block", "may_draw_when_able", "spinner_sides_first", "lead_scores", "score_unit", "min_first_score",
+    "rounding", "bonus_round", "blocked_award", "allow_negative", "win_check", "exact_target",
+)
+
+
+@dataclass(frozen=True)
+class GameConfig:
+    """A checked parameter set: the rules, the episode, the returns and the starting scores."""
+
+    rules: Rules
+    episode: str
+    returns: str
+    point_scale: float
+    scores: tuple[int, ...]
+    scored: tuple[bool, ...]
+    params: tuple[tuple[str, Any], ...]  # every parameter, defaults filled in, sorted by name
+
+    @property
+    def hands(self) -> int:
+        """The most hands an episode can last."""
+        return 1 if self.episode == "hand" else int(self.rules.max_hands)  # type: ignore[arg-type]
+
+    def as_dict(self) -> dict[str, Any]:
+        """The parameters as OpenSpiel takes them."""
+        return dict(self.params)
+
+
+def _check_type(name: str, value: Any) -> Any:
+    """``value`` as the type of the parameter's default (OpenSpiel checks types when it loads a game,
+    but a config built in Python does not go through OpenSpiel)."""
+    default = DEFAULTS[name]
+    if isinstance(default, bool):
+        ok = isinstance(value, bool)
+    elif isinstance(default, int):
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif isinstance(default, float):
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        value = float(value) if ok else value
+    else:
+        ok = isinstance(value, str)
+    if not ok:
+        raise RulesError(f"parameter {name}={short_repr(value)} is not allowed: give {type(default).__name__} "
+                         f"(default {default!r})")
+    return value
+
+
+def _int_list(name: str, text: str, length: int) -> Optional[tuple[int, ...]]:
+    """``"120,-5"`` as integers (exactly ``length`` of them), or None for an empty string."""
+    if not text.strip():
+        return None
+    try:
+        values = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise RulesError(f"parameter {name}={text!r} is not allowed: give {length} comma-separated integers, "
+                         f"one per side (e.g. {','.join(['0'] * length)}), or an empty string") from None
+    if len(values) != length:
+        raise RulesError(f"parameter {name}={text!r} is not allowed: give {length} comma-separated integers, "
+                         f"one per side, got {len(values)}")
+    return values
+
+
+def make_config(params: Optional[Mapping[str, Any]] = None) -> GameConfig:
+    """Check OpenSpiel parameters and turn them into a :class:`GameConfig`.
+
+    Raises :class:`RulesError` naming the parameter and what it allows, for an unknown parameter, a
+    value of the wrong type, a rules option the core refuses, or a combination this game cannot offer:
+    ``no_double_fallback`` ``redeal`` and ``draw_until_double`` under ``first_leader="highest_double"``
+    (a redeal or an opening draw loop has no bound on its chance nodes, and OpenSpiel needs one).
+    """
+    given = dict(params or {})
+    unknown = sorted(str(k) for k in given if k not in DEFAULTS)
+    if unknown:
+        raise RulesError(f"unknown parameter(s) {unknown} for python_allfives; allowed: {sorted(DEFAULTS)}")
+    merged = {name: _check_type(name, given.get(name, default)) for name, default in DEFAULTS.items()}
+    players = merged["players"]
+    if not 2 <= players <= 4:
+        raise RulesError(f"parameter players={players} is not allowed: All Fives is played by 2, 3 or 4 players")
+    partnership = merged["partnership"].lower()
+    if partnership not in ("auto", "true", "false"):
+        raise RulesError(f"parameter partnership={merged['partnership']!r} is not allowed: choose 'auto', 'true' or 'false'")
+    options: dict[str, Any] = {name: merged[name] for name in _PLAIN_OPTIONS}
+    options["num_players"] = players
+    options["partnership"] = None if partnership == "auto" else partnership == "true"
+    for name in ("hand_size", "target", "max_draws_per_turn"):
+        if merged[name] < 0:
+            raise RulesError(f"parameter {name}={merged[name]} is not allowed: give a positive integer, or 0 for "
+                             f"{'unlimited' if name == 'max_draws_per_turn' else 'the default for the player count'}")
+        options[name] = merged[name] or None
+    if merged["max_hands"] < 1:
+        raise RulesError(f"parameter max_hands={merged['max_hands']} is not allowed: give a positive integer "
+                         "(OpenSpiel needs a finite game)")
+    options["max_hands"] = merged["max_hands"]
+    rules = Rules.from_options(options)
+    if rules.first_leader == "highest_double" and rules.no_double_fallback != "heaviest_tile":
+        raise RulesError(
+            f"parameter no_double_fallback={rules.no_double_fallback!r} is not offered by python_allfives: a redeal "
+            "or an opening draw loop has no bound on its chance nodes; use 'heaviest_tile' (or first_leader='random')"
+        )
+    episode, returns = merged["episode"], merged["returns"]
+    if episode not in EPISODES:
+        raise RulesError(f"parameter episode={episode!r} is not allowed: choose one of {list(EPISODES)}")
+    if returns not in RETURNS:
+        raise RulesError(f"parameter returns={returns!r} is not allowed: choose one of {list(RETURNS)}")
+    if not merged["point_scale"] > 0:
+        raise RulesError(f"parameter point_scale={merged['point_scale']} is not allowed: give a positive number")
+    sides = rules.num_sides
+    scores = _int_list("scores", merged["scores"], sides) or (0,) * sides
+    bound = 2 * rules.target
+    if any(not -bound <= s <= bound for s in scores):
+        raise RulesError(f"parameter scores={merged['scores']!r} is not allowed: scores run from {-bound} to {bound}")
+    scored_ints = _int_list("scored", merged["scored"], sides)
+    if scored_ints is not None and any(v not in (0, 1) for v in scored_ints):
+        raise RulesError(f"parameter scored={merged['scored']!r} is not allowed: give 0 or 1 per side")
+    scored = tuple(bool(v) for v in scored_ints) if scored_ints is not None else tuple(s != 0 for s in scores)
+    return GameConfig(rules, episode, returns, float(merged["point_scale"]), scores, scored,
+                      tuple(sorted(merged.items())))
+
+
+# ------------------------------------------------------------------------------------------------ bounds
+def num_distinct_actions(rules: Rules) -> int:
+    """4 per tile (tile x end W/E/N/S), plus "draw" when drawing is a choice."""
+    return 4 * rules.tile_count + (1 if rules.may_draw_when_able else 0)
+
+
+def max_chance_outcomes(rules: Rules) -> int:
+    """Chance outcomes are tile ids (deals and draws), then ``tile_count + i`` for a leader pick i."""
+    return rules.tile_count + rules.num_players
+
+
+def max_game_length(config: GameConfig) -> int:
+    """Player decisions: per hand at most one play per tile, plus one chosen draw per boneyard tile."""
+    r = config.rules
+    per_hand = r.tile_count + (r.boneyard_size if r.may_draw_when_able else 0)
+    return config.hands * per_hand
+
+
+def max_chance_nodes(config: GameConfig) -> int:
+    """Chance nodes: per hand one per dealt tile, one leader pick, one per boneyard draw."""
+    return config.hands * (config.rules.tile_count + 1)
+
+
+def utility_bounds(config: GameConfig) -> tuple[float, float]:
+    """(min, max) of any player's return. ``win``: +1, and -1 shared by the losing sides. ``points``: a
+    side gains at most one top scoring count per tile a hand plus a bonus of every pip on the table, and
+    loses at most every pip (each hand rounded up); the bound on the zero-sum share is their sum."""
+    r = config.rules
+    sides = r.num_sides
+    if config.returns == "win":
+        return -1.0 / (sides - 1), 1.0
+    tiles = tile_set(r.max_pip)
+    all_pips = sum(tiles.pips) + 5 * r.num_players
+    top = 5 * (max_count(r.max_pip) // 5)
+    gain = r.tile_count * top // r.score_unit + (all_pips // r.score_unit if r.hand_end == "winner_takes" else 0)
+    loss = all_pips // r.score_unit if r.hand_end == "deduct_own" else 0
+    bound = config.hands * (gain + loss) / config.point_scale
+    return -float(bound), float(bound)
