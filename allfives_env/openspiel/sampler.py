@@ -65,12 +65,9 @@ def transcript_from_events(rules: Rules, seat: int, events: Sequence[Event], han
     start = max(i for i, e in enumerate(events) if type(e) is HandStart)
     head = events[start]
     body = tuple(e for e in events[start + 1:] if type(e) in (Play, Draw, Pass))
-    deal = set(hand)
-    for e in body:
-        if type(e) is Play and e.seat == seat:
-            deal.add(e.tile)
-        elif type(e) is Draw and e.seat == seat:
-            deal.discard(e.tile)
+    played = {e.tile for e in body if type(e) is Play and e.seat == seat}
+    drawn = {e.tile for e in body if type(e) is Draw and e.seat == seat}
+    deal = (set(hand) | played) - drawn
     return HandTranscript(rules, seat, head.leader, tuple(sorted(deal)), body, head.hand == 1)
 
 

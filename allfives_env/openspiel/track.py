@@ -28,6 +28,7 @@ to act without a choice.
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 from math import comb
 from typing import Any, Optional
 
@@ -117,6 +118,12 @@ class _Boneyard(list):
         return list.__getitem__(self, index)
 
 
+@lru_cache(maxsize=None)
+def _empty_feed(tile_count: int, dealt: int) -> _Feed:
+    """The feed of a game between chance nodes: it knows no outcome, so it raises at once and never changes."""
+    return _Feed([], tile_count, dealt)
+
+
 def _copy_game(game: Game) -> Game:
     """An independent copy of a core game with its logs (``Game.clone`` without the generator, which the
     caller binds). ``_copy_position`` is the core's own list of what is mutable in a game."""
@@ -162,7 +169,7 @@ class Track:
         other = Track.__new__(Track)
         other.config = self.config
         other.rules = self.rules
-        other.game = None if self.game is None else self._bound(_copy_game(self.game), [])
+        other.game = None if self.game is None else _copy_game(self.game)  # the empty feed is shared
         other.partial = self.partial
         other.checkpoint = self.checkpoint
         other.pending = self.pending
@@ -238,6 +245,22 @@ class Track:
                 out.append((t, ways / total))
         return out
 
+    def _possible(self, action: int) -> bool:
+        """Whether ``action`` is an outcome of the current chance node (without listing them all)."""
+        need = self.need
+        assert need is not None
+        if need.kind == "pick":
+            return 0 <= action - self.rules.tile_count < need.info
+        if need.kind == "draw":
+            return action in need.info
+        taken = need.info
+        h = int(self.rules.hand_size)  # type: ignore[arg-type]
+        in_seat = len(taken) % h
+        if not 0 <= action < self.rules.tile_count or action in taken or (in_seat and action <= taken[-1]):
+            return False
+        above = sum(1 for t in range(action + 1, self.rules.tile_count) if t not in taken)
+        return above >= h - in_seat - 1
+
     def deal_so_far(self) -> tuple[int, ...]:
         """At a deal or leader-pick node: the tiles dealt in this hand so far, in deal order."""
         need = self.need
@@ -301,7 +324,7 @@ class Track:
         action = int(action)
         need = self.need
         if need is not None:
-            if action not in dict(self.chance_outcomes()):
+            if not self._possible(action):
                 raise IllegalActionError(
                     f"chance outcome {action} is not possible at this chance node ({need.kind}); possible: "
                     f"{short_repr([a for a, _ in self.chance_outcomes()])}"
@@ -323,6 +346,9 @@ class Track:
         if action not in game.legal:
             raise IllegalActionError(game.illegal_message(action))
         self.history.append(action)
+        if self._no_chance_after(game, action):
+            game.step(action)
+            return
         self.checkpoint = _copy_game(game)
         self.pending = action
         self.outcomes = []
@@ -335,10 +361,32 @@ class Track:
         self.pending = None
         self._settled(game)
 
+    @staticmethod
+    def _no_chance_after(game: Game, action: int) -> bool:
+        """Whether the step surely needs no chance outcome, so no checkpoint: a play that leaves the mover
+        a tile (no hand end) after which the next seat can play (no draw). Most plays are such."""
+        if action == game.draw_action:
+            return False
+        seat = game.current
+        tile = action >> 2
+        if game.hands[seat] == 1 << tile:
+            return False
+        board = game.board.copy()
+        board.place(tile, action & 3)
+        nxt = seat + 1 if seat + 1 < game.num_players else 0
+        opens = board.open_values_mask()
+        pip_mask = game.tiles.pip_mask
+        held = game.hands[nxt]
+        return any(held & pip_mask[v] for v in range(game.tiles.num_values) if opens >> v & 1)
+
     def _bound(self, game: Game, outcomes: list[int]) -> Game:
-        """``game`` with a feed over ``outcomes`` as its random source and its boneyard's."""
+        """``game`` with a feed over ``outcomes`` as its random source and its boneyard's (no outcomes:
+        the shared empty feed, which never changes since it only ever raises)."""
         r = self.rules
-        feed = _Feed(outcomes, r.tile_count, r.num_players * int(r.hand_size))  # type: ignore[arg-type]
+        if outcomes:
+            feed = _Feed(outcomes, r.tile_count, r.num_players * int(r.hand_size))  # type: ignore[arg-type]
+        else:
+            feed = _empty_feed(r.tile_count, r.num_players * int(r.hand_size))  # type: ignore[arg-type]
         game.rng = feed
         if isinstance(game._stock, _Boneyard):
             game._stock.feed = feed
