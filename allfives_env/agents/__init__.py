@@ -42,14 +42,14 @@ def _openspiel_agent(kind: str, seed: Optional[int], **params: object) -> Agent:
     return cls(seed=seed, **params)
 
 
-def openspiel_ismcts(seed: Optional[int] = None, sims: int = 1000, uct_c: float = 2.0, rollouts: int = 1,
+def openspiel_ismcts(seed: Optional[int] = None, sims: int = 100, uct_c: float = 2.0, rollouts: int = 1,
                      worlds: int = -1, point_scale: float = 25.0) -> Agent:
     """OpenSpiel's ISMCTSBot (see :class:`allfives_env.openspiel.bots.OpenSpielISMCTSAgent`)."""
     return _openspiel_agent("openspiel-ismcts", seed, sims=sims, uct_c=uct_c, rollouts=rollouts, worlds=worlds,
                             point_scale=point_scale)
 
 
-def openspiel_mcts(seed: Optional[int] = None, sims: int = 1000, uct_c: float = 2.0, rollouts: int = 1,
+def openspiel_mcts(seed: Optional[int] = None, sims: int = 100, uct_c: float = 2.0, rollouts: int = 1,
                    worlds: int = 10, point_scale: float = 25.0) -> Agent:
     """OpenSpiel's MCTSBot on determinized worlds (see :class:`allfives_env.openspiel.bots.OpenSpielMCTSAgent`)."""
     return _openspiel_agent("openspiel-mcts", seed, sims=sims, uct_c=uct_c, rollouts=rollouts, worlds=worlds,
@@ -57,9 +57,9 @@ def openspiel_mcts(seed: Optional[int] = None, sims: int = 1000, uct_c: float = 
 
 
 register_agent("openspiel-ismcts", openspiel_ismcts,
-               "OpenSpiel's ISMCTS bot, random rollouts to the hand end (sims=1000; extra [openspiel])")
+               "OpenSpiel's ISMCTS bot, random rollouts to the hand end (sims=100; extra [openspiel])")
 register_agent("openspiel-mcts", openspiel_mcts,
-               "OpenSpiel's MCTS bot on determinized worlds (sims=1000, worlds=10; extra [openspiel])")
+               "OpenSpiel's MCTS bot on determinized worlds (sims=100, worlds=10; extra [openspiel])")
 
 __all__ = [
     "Agent", "AgentError", "DefensiveAgent", "ExpertAgent", "GreedyAgent", "OracleAgent", "OracleView", "PIMCAgent", "PlayerView",

@@ -2,7 +2,8 @@
 
 OpenSpiel parameters are typed (int, float, bool, string) and every one needs a default, so the rules
 options that are "auto" or "null" in :class:`~allfives_env.core.rules.Rules` get a spelling here:
-``partnership="auto"``, ``hand_size=0`` and ``target=0`` (the default for the player count),
+``partnership="auto"`` (or ``"on"``/``"off"``; OpenSpiel reads the strings "true"/"false" as
+booleans), ``hand_size=0`` and ``target=0`` (the default for the player count),
 ``max_draws_per_turn=0`` (unlimited). ``max_hands`` must be a number: OpenSpiel needs a finite game.
 
 Beyond the rules, four parameters shape the episode:
@@ -147,11 +148,12 @@ def make_config(params: Optional[Mapping[str, Any]] = None) -> GameConfig:
     if not 2 <= players <= 4:
         raise RulesError(f"parameter players={players} is not allowed: All Fives is played by 2, 3 or 4 players")
     partnership = merged["partnership"].lower()
-    if partnership not in ("auto", "true", "false"):
-        raise RulesError(f"parameter partnership={merged['partnership']!r} is not allowed: choose 'auto', 'true' or 'false'")
+    if partnership not in ("auto", "on", "off"):
+        raise RulesError(f"parameter partnership={merged['partnership']!r} is not allowed: choose 'auto', 'on' (teams "
+                         "0+2 vs 1+3, 4 players) or 'off'")
     options: dict[str, Any] = {name: merged[name] for name in _PLAIN_OPTIONS}
     options["num_players"] = players
-    options["partnership"] = None if partnership == "auto" else partnership == "true"
+    options["partnership"] = None if partnership == "auto" else partnership == "on"
     for name in ("hand_size", "target", "max_draws_per_turn"):
         if merged[name] < 0:
             raise RulesError(f"parameter {name}={merged[name]} is not allowed: give a positive integer, or 0 for "
