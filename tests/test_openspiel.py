@@ -103,7 +103,7 @@ def test_observation_tensors_and_strings() -> None:
     from allfives_env.encoding import ObservationEncoder
 
     encoder = ObservationEncoder(Rules(num_players=4))
-    full = encoder.encode(state._t.game, player)
+    full = encoder.encode(state.track.game, player)
     for name, sl in encoder.slices.items():
         np.testing.assert_array_equal(obs.dict[name], full[sl])
     info = state.information_state_tensor(player)
@@ -151,7 +151,7 @@ def _replay_on_core(game, state) -> None:
     for action, legal in moves:
         assert sorted(core.legal) == legal
         core.step(action)
-    ours = state._t.game
+    ours = state.track.game
     assert core.over and state.is_terminal()
     assert core.events == ours.events
     assert core.scores == ours.scores and core.winner == ours.winner
@@ -192,7 +192,7 @@ def test_worked_example_e10_through_chance_nodes() -> None:
     for move in ["5-2@N", "5-6@S", "6-2@N", "3-1@E", "1-1@E", "0-6@W"]:
         state.apply_action(parse_action(move, tiles))
     assert state.is_terminal()
-    assert state._t.game.scores == [30, -15]
+    assert state.track.game.scores == [30, -15]
     assert state.returns() == [45.0, -45.0]
 
 

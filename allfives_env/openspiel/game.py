@@ -91,15 +91,16 @@ class AllFivesGame(pyspiel.Game):
 
 
 class AllFivesState(pyspiel.State):
-    """One node of the game tree. Its only attribute is the :class:`Track` (``_t``)."""
+    """One node of the game tree. Its only attribute is the :class:`Track` (``track``): the engine,
+    public so that observers, resampling and the bots can read it."""
 
     def __init__(self, game: AllFivesGame) -> None:
         super().__init__(game)
-        self._t = Track(game.config)
+        self.track = Track(game.config)
 
     # ------------------------------------------------------------------ OpenSpiel's state API
     def current_player(self) -> int:
-        track = self._t
+        track = self.track
         if track.need is not None:
             return pyspiel.PlayerId.CHANCE
         if track.game.over:  # type: ignore[union-attr]
@@ -109,32 +110,32 @@ class AllFivesState(pyspiel.State):
     def _legal_actions(self, player: int) -> list[int]:
         if player != self.current_player():
             return []
-        return self._t.legal_actions()
+        return self.track.legal_actions()
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
-        if not self._t.is_chance:
+        if not self.track.is_chance:
             raise OpenSpielStateError("chance_outcomes() is defined at chance nodes only")
-        return self._t.chance_outcomes()
+        return self.track.chance_outcomes()
 
     def _apply_action(self, action: int) -> None:
-        self._t.apply(action)
+        self.track.apply(action)
 
     def _action_to_string(self, player: int, action: int) -> str:
-        return self._t.action_to_string(player, action)
+        return self.track.action_to_string(player, action)
 
     def is_terminal(self) -> bool:
-        return self._t.is_terminal
+        return self.track.is_terminal
 
     def returns(self) -> list[float]:
-        return self._t.returns()
+        return self.track.returns()
 
     def __str__(self) -> str:
-        return position_summary(self._t)
+        return position_summary(self.track)
 
     # ------------------------------------------------------------------ extras
     def serialize(self) -> str:  # type: ignore[override]
         """Plain JSON: the game parameters and the action history (see the module doc)."""
-        return self._t.serialize()
+        return self.track.serialize()
 
     def resample_from_infostate(self, player_id: int, probability_sampler: Any = None,
                                 rng: Optional[np.random.Generator] = None) -> "AllFivesState":
@@ -143,8 +144,8 @@ class AllFivesState(pyspiel.State):
         change what comes next). ``rng`` (a numpy Generator) makes it reproducible; otherwise the seed is
         drawn from ``probability_sampler`` (OpenSpiel's sampler, uniform in [0, 1)). Defined at decision
         nodes; raises :class:`OpenSpielStateError` elsewhere."""
-        if not 0 <= int(player_id) < self._t.rules.num_players:
-            raise OpenSpielStateError(f"player_id={player_id!r} is not a seat 0..{self._t.rules.num_players - 1}")
+        if not 0 <= int(player_id) < self.track.rules.num_players:
+            raise OpenSpielStateError(f"player_id={player_id!r} is not a seat 0..{self.track.rules.num_players - 1}")
         if rng is None:
             if probability_sampler is None:
                 raise OpenSpielStateError("give probability_sampler (pyspiel.UniformProbabilitySampler(0., 1.)) or rng")
@@ -153,9 +154,9 @@ class AllFivesState(pyspiel.State):
 
     def hand_start_state(self) -> "AllFivesState":
         """This state as it was when the current hand's deal began (cached; a clone each call)."""
-        track = self._t
+        track = self.track
         cached = track.hand_cache
-        if cached is None or cached._t.history != track.history[:track.hand_start]:
+        if cached is None or cached.track.history != track.history[:track.hand_start]:
             cached = self.get_game().new_initial_state()
             for action in track.history[:track.hand_start]:
                 cached.apply_action(action)

@@ -95,7 +95,7 @@ class AllFivesObserver:
     # ------------------------------------------------------------------ tensors
     def set_from(self, state: Any, player: int) -> None:
         """Fill ``tensor`` with ``state`` as ``player`` sees it."""
-        track: Track = state._t
+        track: Track = state.track
         self.tensor.fill(0.0)
         game = track.view_game
         P = self.config.rules.num_players
@@ -144,7 +144,7 @@ class AllFivesObserver:
     # ------------------------------------------------------------------ strings
     def string_from(self, state: Any, player: int) -> str:
         """The information-state string (perfect recall) or the observation string, by the observer's type."""
-        track: Track = state._t
+        track: Track = state.track
         if self.perfect_recall:
             return information_state_string(track, player, self.private, self.public)
         return observation_string(track, player, self.private, self.public)

@@ -46,7 +46,7 @@ def _seen(track: Track, player: int) -> tuple:
 
 def resample_track(state: Any, player: int, rng: np.random.Generator, tries: int = RESAMPLE_TRIES) -> Any:
     """A new state in ``player``'s information set at ``state`` (see the module doc)."""
-    track: Track = state._t
+    track: Track = state.track
     if track.need is not None or track.game is None or track.game.over:
         raise OpenSpielStateError("resample_from_infostate is defined at decision nodes only (not at chance or "
                                   "terminal nodes)")
@@ -63,6 +63,6 @@ def resample_track(state: Any, player: int, rng: np.random.Generator, tries: int
                 new.apply_action(action)
         except ValueError:  # IllegalActionError: the guess does not replay (a rule the sampler skips)
             continue
-        if new._t.need is None and new._t.game is not None and _seen(new._t, player) == target:
+        if new.track.need is None and new.track.game is not None and _seen(new.track, player) == target:
             return new
     return state.clone()

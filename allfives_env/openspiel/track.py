@@ -37,7 +37,7 @@ import numpy as np
 from ..core.actions import action_name
 from ..core.errors import IllegalActionError, ReplayError, short_repr
 from ..core.events import HandStart
-from ..core.game import Game
+from ..core.game import Game, HandRecord
 from ..core.outcome import top_gainer, zero_sum_share
 from .params import GameConfig, make_config
 
@@ -124,14 +124,26 @@ def _empty_feed(tile_count: int, dealt: int) -> _Feed:
     return _Feed([], tile_count, dealt)
 
 
-def _copy_game(game: Game) -> Game:
-    """An independent copy of a core game with its logs (``Game.clone`` without the generator, which the
-    caller binds). ``_copy_position`` is the core's own list of what is mutable in a game."""
-    other = game._copy_position()
+def copy_game(game: Game) -> Game:
+    """An independent copy of a core game with its logs and its feed: ``Game.fork`` (the core's copy of
+    everything mutable) with what a fork drops put back; the feed is shared or rebound by the caller."""
+    other = game.fork()
     other.events = game.events[:]
     other.hand_records = game.hand_records[:]
-    other._scripted = []
+    other.stop_after_hand = game.stop_after_hand
+    other.rng = game.rng
     return other
+
+
+def _stock(game: Game) -> list:
+    """The core's boneyard list. The one place this module reaches into the core: the lazy boneyard
+    (:class:`_Boneyard`) has to be the list the core pops from, and the core has no public hook for it."""
+    return game._stock
+
+
+def _install_stock(game: Game, stock: list) -> None:
+    """Make ``stock`` the list the core draws from (see :func:`_stock`)."""
+    game._stock = stock
 
 
 class Track:
@@ -169,7 +181,7 @@ class Track:
         other = Track.__new__(Track)
         other.config = self.config
         other.rules = self.rules
-        other.game = None if self.game is None else _copy_game(self.game)  # the empty feed is shared
+        other.game = None if self.game is None else copy_game(self.game)  # the empty feed is shared
         other.partial = self.partial
         other.checkpoint = self.checkpoint
         other.pending = self.pending
@@ -349,7 +361,7 @@ class Track:
         if self._no_chance_after(game, action):
             game.step(action)
             return
-        self.checkpoint = _copy_game(game)
+        self.checkpoint = copy_game(game)
         self.pending = action
         self.outcomes = []
         try:
@@ -388,8 +400,9 @@ class Track:
         else:
             feed = _empty_feed(r.tile_count, r.num_players * int(r.hand_size))  # type: ignore[arg-type]
         game.rng = feed
-        if isinstance(game._stock, _Boneyard):
-            game._stock.feed = feed
+        stock = _stock(game)
+        if isinstance(stock, _Boneyard):
+            stock.feed = feed
         return game
 
     def _run(self) -> None:
@@ -402,7 +415,7 @@ class Track:
                 game = Game(r, seed=feed, stop_after_hand=self.config.episode == "hand")
                 self._start_scores(game)
             else:
-                game = self._bound(_copy_game(self.checkpoint), outcomes)
+                game = self._bound(copy_game(self.checkpoint), outcomes)
                 game.step(self.pending)  # type: ignore[arg-type]
         except _NeedChance as need_exc:
             if need_exc.kind == "deal" and not need_exc.info:
@@ -421,7 +434,7 @@ class Track:
 
     def _partial_after_failure(self) -> Game:
         """The game as far as the step gets with the outcomes known (it stops where the chance node is)."""
-        game = self._bound(_copy_game(self.checkpoint), self.outcomes)  # type: ignore[arg-type]
+        game = self._bound(copy_game(self.checkpoint), self.outcomes)  # type: ignore[arg-type]
         try:
             game.step(self.pending)  # type: ignore[arg-type]
         except _NeedChance:
@@ -440,8 +453,9 @@ class Track:
 
     def _settled(self, game: Game) -> None:
         """A step ran to its end: a fresh hand gets a lazy boneyard, and the game no feed outcomes."""
-        if not isinstance(game._stock, _Boneyard):
-            game._stock = _Boneyard(game._stock)
+        stock = _stock(game)
+        if not isinstance(stock, _Boneyard):
+            _install_stock(game, _Boneyard(stock))
         self.game = self._bound(game, [])
 
     def _start_scores(self, game: Game) -> None:
@@ -454,7 +468,9 @@ class Track:
         game.scores = scores
         game.is_in = list(self.config.scored)
         game.events[0] = HandStart(1, game.events[0].leader, tuple(scores))
-        game.hand_records[0] = game.hand_records[0]._replace(scores=tuple(scores))
+        r = game.hand_records[0]
+        game.hand_records[0] = HandRecord(r.hand, r.hands, r.boneyard, r.leader, tuple(scores), r.first_event,
+                                          r.opening_drawer, r.redeals, r.leader_fixed)
 
     # ------------------------------------------------------------------ serialization
     def serialize(self) -> str:
