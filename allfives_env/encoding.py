@@ -55,7 +55,6 @@ import numpy as np
 
 from .core.actions import action_name, decode_action, encode_action, num_actions, parse_action
 from .core.errors import RulesError, short_repr
-from .core.board import Board
 from .core.game import Game
 from .core.rules import Rules
 from .core.tiles import tile_set
@@ -152,6 +151,14 @@ class ObservationEncoder:
         # per seat: a buffer holding the slices that only change a little between observations (own hand,
         # board, partners), brought up to date incrementally and copied for each observation
         self._views = [_SeatView(self._blank(seat)) for seat in range(P)]
+        self._voids_slice = s["voids"]
+        # per counted-slots tuple (what Board.counting_slots holds): the counted flags to set
+        self._counted_flags = {
+            slots: tuple(self._end_entries[slot][2] for slot in slots)
+            for slots in {tuple(sl for sl in range(4) if (m >> sl) & 1) for m in range(16)}
+        }
+        # the action mask starts as a copy of this (copying a small array is cheaper than np.zeros)
+        self._no_actions = np.zeros(self.num_actions, dtype=np.int8)
 
     def _blank(self, seat: int) -> np.ndarray:
         buf = np.zeros(self.size, dtype=np.float32)
@@ -186,32 +193,37 @@ class ObservationEncoder:
         view = self._views[seat]
         buf = view.buf
         played = game.played
-        if view.game is not game or view.hand != game.hand_number or view.n_played > len(played):
-            buf[:] = self._blank(seat)
+        n_played = len(played)
+        if view.game is not game or view.hand != game.hand_number or view.n_played > n_played:
+            buf.fill(0.0)  # blank: zeros and the partner flags (as _blank gives)
+            for i in self._static_ones[seat]:
+                buf[i] = 1.0
             view.start(game)
-        if view.n_played < len(played):
+        if view.n_played < n_played:
             ob, P = self._o_board, self.P
             for t, by in played[view.n_played:]:
                 buf[ob + t * P + (by - seat) % P] = 1.0
-            view.n_played = len(played)
+            view.n_played = n_played
         m = game.hands[seat]
         changed = m ^ view.hand_mask
-        while changed:
-            low = changed & -changed
-            buf[low.bit_length() - 1] = 1.0 if m & low else 0.0
-            changed ^= low
-        view.hand_mask = m
+        if changed:
+            while changed:
+                low = changed & -changed
+                buf[low.bit_length() - 1] = 1.0 if m & low else 0.0
+                changed ^= low
+            view.hand_mask = m
         # each check is a short list comparison; the slices it guards take a dozen stores to write
         if game.scores != view.scores or game.is_in != view.is_in:
             self._write_scores(game, seat, buf)
             view.scores, view.is_in = game.scores[:], game.is_in[:]
         if game.voids != view.voids:
-            buf[self.slices["voids"]] = 0.0
+            buf[self._voids_slice] = 0.0
             self._write_voids(game, seat, buf)
             view.voids = game.voids[:]
-        if game.boneyard_size != view.boneyard:
+        boneyard = game.boneyard_size
+        if boneyard != view.boneyard:
             self._write_boneyard(game, buf)
-            view.boneyard = game.boneyard_size
+            view.boneyard = boneyard
         return buf
 
     def _write_features(self, game: Game, seat: int, out: np.ndarray) -> None:
@@ -244,13 +256,37 @@ class ObservationEncoder:
         there): only their non-zero entries are stored. The other public slices are kept up to date in
         the seat's buffer (:meth:`_seat_buffer`).
 
-        This runs for every observation, so the offsets come from tables built once (:meth:`__init__`)
-        and the loops run over what is there (open ends, counted ends, other seats), not every slot.
+        This runs for every observation, so the offsets come from tables built once (:meth:`__init__`),
+        the loops run over what is there (open ends, counted ends, other seats), not every slot, and the
+        ``ends``/``spinner`` part is written here rather than in a helper (one call less a step).
         """
         board = game.board
         if board.size:
-            self._write_ends(board, out)
-            count = board.count()
+            # ends: per open end its one-hot value and the open flag; the counted flag of every end that
+            # counts (the board knows which: allfives, sniff, the line); the double flag of an arm that
+            # ends in a double (rare: most boards have none, which one `in` test tells)
+            entries = self._end_entries
+            ends = board.ends
+            for slot in board.open_slots:
+                value_base, open_flag, _, _ = entries[slot]
+                out[value_base + ends[slot]] = 1.0
+                out[open_flag] = 1.0
+            for i in self._counted_flags[board.counting_slots]:  # board.counted_slots() without the call
+                out[i] = 1.0
+            end_double = board.end_double
+            if True in end_double:
+                arm_len = board.arm_len
+                for slot, double in enumerate(end_double):
+                    if double and arm_len[slot]:
+                        out[entries[slot][3]] = 1.0
+            spinner = board.spinner
+            if spinner >= 0:
+                osp = self._o_spinner
+                out[osp] = 1.0
+                out[osp + 1 + spinner] = 1.0
+                if board.spinner_in_count:  # board.spinner_counts() without the call
+                    out[osp + 1 + self.V] = 1.0
+            count = board.total  # board.count(), kept by place()
             oc = self._o_count
             out[oc] = count * self._count_scale
             if count and count % 5 == 0:
@@ -298,31 +334,9 @@ class ObservationEncoder:
         out[ob] = game.boneyard_size / self.T
         out[ob + 1] = game.drawable / self.T
 
-    def _write_ends(self, board: Board, out: Any) -> None:
-        """The ``ends`` and ``spinner`` slices of a non-empty board (see :meth:`_write_public`)."""
-        entries = self._end_entries
-        ends = board.ends
-        for slot in board.open_slots:
-            value_base, open_flag, _, _ = entries[slot]
-            out[value_base + ends[slot]] = 1.0
-            out[open_flag] = 1.0
-        for slot in board.counted_slots():  # the board knows which ends count (allfives, sniff, the line)
-            out[entries[slot][2]] = 1.0
-        arm_len = board.arm_len
-        for slot, double in enumerate(board.end_double):
-            if double and arm_len[slot]:
-                out[entries[slot][3]] = 1.0
-        spinner = board.spinner
-        if spinner >= 0:
-            osp = self._o_spinner
-            out[osp] = 1.0
-            out[osp + 1 + spinner] = 1.0
-            if board.spinner_counts():
-                out[osp + 1 + self.V] = 1.0
-
     def action_mask(self, game: Game, seat: int) -> np.ndarray:
         """``int8`` mask over all action ids; zeros unless ``seat`` is to act."""
-        mask = np.zeros(self.num_actions, dtype=np.int8)
+        mask = self._no_actions.copy()
         if seat == game.current:
             for action in game.legal:  # a handful of ids: item writes beat a fancy-index store here
                 mask[action] = 1

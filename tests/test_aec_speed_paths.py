@@ -120,3 +120,22 @@ def test_numpy_integer_actions_play_and_fail_like_ints() -> None:
     for bad in (np.int64(10**6), True, 1.0, "3"):
         with pytest.raises(IllegalActionError):
             g.step(bad)
+
+
+@pytest.mark.parametrize("trial", range(10))
+def test_board_keeps_its_count_and_counted_ends(trial: int) -> None:
+    """Board.place keeps total, counting_slots and spinner_in_count; they equal the answers worked out
+    from the layout (count(), counted(slot) slot by slot, the spinner's 2v rule) after every play, on
+    copies too."""
+    rng = np.random.default_rng(300 + trial)
+    rules = wide_random_rules(rng)
+    game = Game(rules, seed=int(rng.integers(2**32)))
+    while not game.over:
+        board = game.board
+        for b in (board, board.copy(), pickle.loads(pickle.dumps(board))):
+            assert b.total == (b.count() if b.size else 0)
+            assert b.counted_slots() == b.counting_slots == tuple(s for s in range(4) if b.counted(s))
+            assert b.spinner_counts() == b.spinner_in_count == (b.spinner >= 0 and not (b.arm_len[0] and b.arm_len[1]))
+        if board.size:
+            assert game.events[-1].kind != "play" or game.events[-1].count == board.total
+        game.step(game.legal[int(rng.integers(len(game.legal)))])

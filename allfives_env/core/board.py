@@ -9,6 +9,12 @@ meaning: "E" is always the far east end of the layout.
 Only four numbers per end matter for play and scoring (open value, whether the last tile is a double,
 whether the arm has tiles), so they live in flat lists that the hot path reads directly; the tile lists of
 each arm are kept only for rendering and the observation.
+
+:meth:`Board.place` also keeps three answers that the game and the observation ask for after every play
+as plain attributes, so that a reader pays an attribute load instead of a call: :attr:`Board.total` (what
+:meth:`Board.count` gives after the last placement), :attr:`Board.counting_slots` and
+:attr:`Board.spinner_in_count` (the ends that count and whether the spinner's own pips do; they change
+only when an arm gets its first tile, and :meth:`Board._arms_changed` works them out then).
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ class Board:
 
     __slots__ = (
         "tiles", "pip_mask", "low", "high", "sides_first", "sniff", "spinner", "spinner_tile", "ends", "end_double", "arm_len",
-        "arms", "lead", "size", "open_slots",
+        "arms", "lead", "size", "open_slots", "total", "counting_slots", "spinner_in_count",
     )
 
     def __init__(self, tiles: TileSet, spinner_sides_first: bool = True, spinner_count: str = "allfives") -> None:
@@ -49,6 +55,10 @@ class Board:
         self.lead: Optional[tuple[int, int, int]] = None  # (tile, W pip, E pip) of a non-double lead
         self.size = 0
         self.open_slots: tuple[int, ...] = ()  # empty board: the lead (slot 0) is handled by the game
+        # kept by place(): count() after the last placement, the ends that count, the spinner's 2v counted
+        self.total = 0
+        self.counting_slots: tuple[int, ...] = ()
+        self.spinner_in_count = False
 
     def copy(self) -> "Board":
         """An independent copy (search agents play forward on copies)."""
@@ -68,6 +78,9 @@ class Board:
         other.lead = self.lead
         other.size = self.size
         other.open_slots = self.open_slots
+        other.total = self.total
+        other.counting_slots = self.counting_slots
+        other.spinner_in_count = self.spinner_in_count
         return other
 
     # ------------------------------------------------------------------ queries
@@ -177,35 +190,36 @@ class Board:
         return self.sniff and slot in (N, S) and bool(self.arm_len[W] and self.arm_len[E])
 
     def counted_slots(self) -> tuple[int, ...]:
-        """The slots whose ends contribute to the count, as :meth:`counted` says slot by slot; one call for
-        all four, since the observation asks for them every step."""
-        if self.size == 0:
-            return ()
-        if self.spinner < 0:
-            return LINE_SLOTS
-        arm_len = self.arm_len
-        if self.sniff and arm_len[W] and arm_len[E]:
-            return ALL_SLOTS  # N and S count with or without tiles
-        return _SLOTS_OF_ARMS[(arm_len[W] > 0) | (arm_len[E] > 0) << 1 | (arm_len[N] > 0) << 2 | (arm_len[S] > 0) << 3]
+        """The slots whose ends contribute to the count, as :meth:`counted` says slot by slot (worked out
+        by :meth:`_arms_changed` when the layout's arms change; the same as :attr:`counting_slots`)."""
+        return self.counting_slots
 
     def spinner_counts(self) -> bool:
-        """Whether the spinner's own pips (2v) are in the count now."""
-        return self.spinner >= 0 and not (self.arm_len[W] and self.arm_len[E])
+        """Whether the spinner's own pips (2v) are in the count now (the same as :attr:`spinner_in_count`)."""
+        return self.spinner_in_count
 
     # ------------------------------------------------------------------ mutation
     def place(self, tile: int, slot: int) -> None:
-        """Put ``tile`` on ``slot``. The caller has checked legality (:meth:`can_place`)."""
+        """Put ``tile`` on ``slot``. The caller has checked legality (:meth:`can_place`).
+
+        Afterwards :attr:`total` holds what :meth:`count` gives for the new layout, and
+        :attr:`counting_slots` and :attr:`spinner_in_count` are up to date (:meth:`_arms_changed`).
+        """
         lo = self.low[tile]
         hi = self.high[tile]
         if self.size == 0:
             if lo == hi:
                 self._make_spinner(tile, lo)
                 self.ends = [lo, lo, lo, lo]
+                self.size = 1
+                self._arms_changed()
             else:
                 self.lead = (tile, hi, lo)  # higher pip on W (RULES.md §4)
                 self.ends = [hi, lo, 0, 0]
                 self.open_slots = LINE_SLOTS
-            self.size = 1
+                self.size = 1
+                self.counting_slots = LINE_SLOTS  # what _arms_changed gives for a line
+            self.total = self.count()
             return
         x = self.ends[slot]
         self.size += 1
@@ -230,15 +244,38 @@ class Board:
             self.ends[N] = self.ends[S] = lo
             self.lead = None
             self._update_open_slots()
+            self._arms_changed()
+            self.total = self.count()
             return
         outer = hi if lo == x else lo
         self.ends[slot] = outer
         self.end_double[slot] = lo == hi
         self.arms[slot].append((tile, x, outer))
         self.arm_len[slot] += 1
+        if self.arm_len[slot] == 1 and self.spinner >= 0:
+            self._arms_changed()  # an arm's first tile: which ends count may change (on a line they do not)
         # compare by value, never identity: a pickled or deep-copied board holds an equal, new tuple
         if slot < N and self.spinner >= 0 and self.sides_first and self.open_slots == LINE_SLOTS:
             self._update_open_slots()
+        self.total = self.count()
+
+    def _arms_changed(self) -> None:
+        """Work out :attr:`counting_slots` (the ends that add to the count, as :meth:`counted` says slot by
+        slot) and :attr:`spinner_in_count` (the spinner's own 2v is in the count: fewer than two sides
+        filled). Both depend only on the spinner and on which arms hold tiles, so :meth:`place` calls this
+        for the lead, the spinner and an arm's first tile, and nothing works them out per play."""
+        if self.spinner < 0:
+            self.counting_slots = LINE_SLOTS  # a line (the board is not empty here)
+            self.spinner_in_count = False
+            return
+        arm_len = self.arm_len
+        sides_filled = bool(arm_len[W] and arm_len[E])
+        self.spinner_in_count = not sides_filled
+        if self.sniff and sides_filled:
+            self.counting_slots = ALL_SLOTS  # N and S count with or without tiles
+        else:
+            mask = (arm_len[W] > 0) | (arm_len[E] > 0) << 1 | (arm_len[N] > 0) << 2 | (arm_len[S] > 0) << 3
+            self.counting_slots = _SLOTS_OF_ARMS[mask]
 
     def _make_spinner(self, tile: int, value: int) -> None:
         self.spinner = value

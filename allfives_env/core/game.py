@@ -29,7 +29,10 @@ from .seeds import check_seed
 from .tiles import TileSet, tile_set
 
 SeedLike = Union[None, int, np.random.Generator]
-_new_event = tuple.__new__  # builds an event tuple without the NamedTuple's Python-level __new__
+#: builds an event (or another NamedTuple record) from a tuple of all its fields, without the NamedTuple's
+#: Python-level __new__: the same value, one Python call less (the engine writes several a turn)
+_new_event = tuple.__new__
+_INT64 = np.int64
 
 
 class HandRecord(NamedTuple):
@@ -220,7 +223,9 @@ class Game:
         Raises :class:`IllegalActionError` for an action that is not legal now (the message lists the
         legal ones) and :class:`GameOverError` once the game is over.
         """
-        action_id = action if type(action) is int else _as_action_id(action)
+        # an int, or numpy's default integer (what sampling from the mask gives) converted here without
+        # the general check of _as_action_id
+        action_id = action if type(action) is int else int(action) if type(action) is _INT64 else _as_action_id(action)
         if action_id in self.legal:
             if action_id == self.draw_action:
                 self._draw(self.current, forced=False)
@@ -260,7 +265,7 @@ class Game:
             if pseat == seat:
                 self.voids[seat] |= pmask
             self._pending_void = None
-        count = board.count()
+        count = board.total  # board.count(), kept by place()
         points = 0
         if count % 5 == 0 and count:
             points = self.points_for_count(seat, count, is_lead)
@@ -326,7 +331,7 @@ class Game:
                     self._ask(seat, acts)
                     return
             self.voids[seat] |= board.open_values_mask()
-            self.events.append(Pass(seat))
+            self.events.append(_new_event(Pass, (seat,)))
             self._passes += 1
             if self._passes >= n and len(self._stock) <= reserve:
                 self._settle("blocked", -1)
@@ -351,7 +356,7 @@ class Game:
         tile = self._stock.pop()
         self.hands[seat] |= 1 << tile
         self._draws_this_turn += 1
-        self.events.append(Draw(seat, tile, forced))
+        self.events.append(_new_event(Draw, (seat, tile, forced)))
         if forced:
             open_mask = self.board.open_values_mask()
             tile_bits = self.tiles.pip_bits[tile]
@@ -396,7 +401,7 @@ class Game:
                     deltas[side] = -self.scores[side] if self.scores[side] > 0 else 0
                     new = self.scores[side] + deltas[side]
                 self.scores[side] = new
-        self.events.append(Settlement(self.hand_number, result, tuple(pips), tuple(deltas), tuple(self.scores)))
+        self.events.append(_new_event(Settlement, (self.hand_number, result, tuple(pips), tuple(deltas), tuple(self.scores))))
         self._last_result = (result, dominoer, pips)
         self.hands_completed += 1
         winner = self._top_side(require_target=True)
@@ -467,7 +472,9 @@ class Game:
             else:
                 perm = dealer.permutation(tiles.size).tolist()
                 h = r.hand_size
-                deal = Deal(tuple([tuple(perm[i * h:(i + 1) * h]) for i in range(n)]), tuple(perm[n * h:]))
+                # Deal(hands, boneyard) with its defaults, built like the events (no Python-level __new__)
+                deal = _new_event(Deal, (tuple([tuple(perm[i * h:(i + 1) * h]) for i in range(n)]), tuple(perm[n * h:]),
+                                         None, None, False))
             hands = [tiles.mask_of(hand) for hand in deal.hands]
             stock = list(reversed(deal.boneyard))
             opening: list[Event] = []
@@ -496,10 +503,10 @@ class Game:
         self._draws_this_turn = 0
         self._pending_void: Optional[tuple[int, int]] = None
         self.hand_records.append(
-            HandRecord(self.hand_number, deal.hands, deal.boneyard, leader, tuple(self.scores), len(self.events),
-                       opening_drawer, redeals, overridden)
+            _new_event(HandRecord, (self.hand_number, deal.hands, deal.boneyard, leader, tuple(self.scores),
+                                     len(self.events), opening_drawer, redeals, overridden))
         )
-        self.events.append(HandStart(self.hand_number, leader, tuple(self.scores)))
+        self.events.append(_new_event(HandStart, (self.hand_number, leader, tuple(self.scores))))
         self.events.extend(opening)
         self.current = leader
         self.legal = (lead_tile << 2,) if lead_tile >= 0 else tuple(self.board.placements(self.hands[leader]))
