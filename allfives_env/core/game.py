@@ -152,6 +152,20 @@ class Game:
         return self._stock[::-1]
 
     @property
+    def stock(self) -> list[int]:
+        """The boneyard as the list the game draws from: ``stock.pop()`` (its last item) is the next tile
+        drawn (hidden information; :meth:`boneyard` gives it in drawing order).
+
+        Settable, for drivers that decide draws elsewhere: the OpenSpiel game (:mod:`allfives_env.openspiel`)
+        installs a list whose ``pop`` lets a chance node choose the tile. Whatever is installed must hold
+        exactly the boneyard's tiles; the game pops from it and copies it with ``[:]``."""
+        return self._stock
+
+    @stock.setter
+    def stock(self, tiles: list[int]) -> None:
+        self._stock = tiles
+
+    @property
     def boneyard_size(self) -> int:
         """Tiles left in the boneyard."""
         return len(self._stock)

@@ -135,17 +135,6 @@ def copy_game(game: Game) -> Game:
     return other
 
 
-def _stock(game: Game) -> list:
-    """The core's boneyard list. The one place this module reaches into the core: the lazy boneyard
-    (:class:`_Boneyard`) has to be the list the core pops from, and the core has no public hook for it."""
-    return game._stock
-
-
-def _install_stock(game: Game, stock: list) -> None:
-    """Make ``stock`` the list the core draws from (see :func:`_stock`)."""
-    game._stock = stock
-
-
 class Track:
     """One OpenSpiel state's engine: the core game, the chance node in progress, and the history.
 
@@ -400,7 +389,7 @@ class Track:
         else:
             feed = _empty_feed(r.tile_count, r.num_players * int(r.hand_size))  # type: ignore[arg-type]
         game.rng = feed
-        stock = _stock(game)
+        stock = game.stock
         if isinstance(stock, _Boneyard):
             stock.feed = feed
         return game
@@ -453,9 +442,9 @@ class Track:
 
     def _settled(self, game: Game) -> None:
         """A step ran to its end: a fresh hand gets a lazy boneyard, and the game no feed outcomes."""
-        stock = _stock(game)
+        stock = game.stock
         if not isinstance(stock, _Boneyard):
-            _install_stock(game, _Boneyard(stock))
+            game.stock = _Boneyard(stock)
         self.game = self._bound(game, [])
 
     def _start_scores(self, game: Game) -> None:
