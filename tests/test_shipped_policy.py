@@ -143,9 +143,10 @@ def _fixed_batch(players: int, n: int, seed: int, agent: Optional[Agent] = None
 
 # sha256 of the int64 actions the shipped files pick on _fixed_batch(players, 1000, 11), recorded before the
 # policy code moved into allfives_env/policy/ (issue 11): a refactor of the reader or the forward pass, or of
-# the observation it reads, must not change a single move
+# the observation it reads, must not change a single move. ppo-2p's was recorded again when issue 12's faster
+# recipe (configs/ppo_2p.yaml: trunk_reads_features: false, 128x128) rebuilt the shipped file
 ACTION_DIGESTS = {
-    "ppo-2p": "60bf78ae8a85f44133c7eaf27c2da9da7801fcbad9860049f90080a64b5a5b51",
+    "ppo-2p": "8a26c50dda9b34515aa181544a80725be59deb1a27873c47b635318f055ed6c2",
     "ppo-4p": "c5708db8408b4f7fb19b2b8c251c600c2a0b4c5203deda273bede7cccf74f405",
 }
 
