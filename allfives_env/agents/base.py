@@ -15,13 +15,14 @@ from __future__ import annotations
 import functools
 import inspect
 import json
+import time
 from typing import Any, Optional
 
 import numpy as np
 
 from ..core.view import OracleView, PlayerView
 
-__all__ = ["Agent", "OracleView", "PlayerView"]
+__all__ = ["Agent", "SearchingAgent", "OracleView", "PlayerView"]
 
 
 class Agent:
@@ -62,6 +63,36 @@ class Agent:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.spec()}>"
+
+
+class SearchingAgent(Agent):
+    """An agent that thinks before it moves: a seat with one legal action plays it at once, every other
+    decision goes to :meth:`search`, and ``seconds_per_move`` reports the mean think time of those
+    searched decisions (what the think-time tables compare; forced moves would flatter it)."""
+
+    def __init__(self, seed: Optional[int] = None, **params: Any) -> None:
+        super().__init__(seed, **params)
+        self.moves = 0
+        self.seconds = 0.0
+
+    @property
+    def seconds_per_move(self) -> float:
+        """Average think time of the decisions searched so far (forced moves excluded)."""
+        return self.seconds / self.moves if self.moves else 0.0
+
+    def act(self, view: PlayerView) -> int:
+        legal = view.legal
+        if len(legal) == 1:
+            return legal[0]
+        start = time.perf_counter()
+        action = self.search(view, legal)
+        self.moves += 1
+        self.seconds += time.perf_counter() - start
+        return action
+
+    def search(self, view: PlayerView, legal: list[int]) -> int:
+        """The chosen action among ``legal`` (two or more) for ``view.seat``."""
+        raise NotImplementedError
 
 
 @functools.lru_cache(maxsize=None)

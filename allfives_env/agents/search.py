@@ -27,14 +27,13 @@ draw their guesses from different random streams, so they choose alike, not iden
 
 from __future__ import annotations
 
-import time
 from typing import Optional
 
 import numpy as np
 
 from ..core.game import Game
 from ..core.outcome import zero_sum_share
-from .base import Agent, OracleView, PlayerView
+from .base import OracleView, PlayerView, SearchingAgent
 
 ROLLOUTS = ("greedy", "random", "epsilon")
 ENGINES = ("batch", "python")
@@ -45,7 +44,7 @@ _STREAM_SEEDS = 1 << 63
 _POINTS_OVER_PIPS = 64
 
 
-class PIMCAgent(Agent):
+class PIMCAgent(SearchingAgent):
     """Determinized Monte-Carlo search over sampled hidden tiles.
 
     Parameters: ``samples`` (guesses per decision, default 200), ``rollout`` (policy, see module doc),
@@ -85,8 +84,6 @@ class PIMCAgent(Agent):
         self.rollout = rollout
         self.epsilon = float(epsilon)
         self.win_bonus = float(win_bonus)
-        self.moves = 0
-        self.seconds = 0.0
         self.prior_weight = float(prior_weight)
         self._prior = None
         if prior != "none":
@@ -96,18 +93,9 @@ class PIMCAgent(Agent):
             if not hasattr(self._prior, "evaluate"):
                 raise ValueError(f"prior={prior!r} has no evaluate(view, actions) method (try 'expert')")
 
-    @property
-    def seconds_per_move(self) -> float:
-        """Average think time of the decisions searched so far (forced moves excluded)."""
-        return self.seconds / self.moves if self.moves else 0.0
-
     # ------------------------------------------------------------------ acting
-    def act(self, view: PlayerView) -> int:
+    def search(self, view: PlayerView, legal: list[int]) -> int:
         """The candidate with the best total rollout value over the guesses plus the prior (ties at random)."""
-        legal = view.legal
-        if len(legal) == 1:
-            return legal[0]
-        start = time.perf_counter()
         samples = self.samples
         if self.uses_hidden_information and self.rollout == "greedy":
             samples = 1  # the oracle with deterministic rollouts sees the same game every time
@@ -123,10 +111,7 @@ class PIMCAgent(Agent):
             totals = [t + scale * prior.get(a, 0.0) for a, t in zip(legal, totals)]
         best = max(totals)
         ties = [a for a, t in zip(legal, totals) if t == best]
-        choice = ties[0] if len(ties) == 1 else ties[int(self.rng.integers(len(ties)))]
-        self.moves += 1
-        self.seconds += time.perf_counter() - start
-        return choice
+        return ties[0] if len(ties) == 1 else ties[int(self.rng.integers(len(ties)))]
 
     def _python_totals(self, view: PlayerView, legal: list[int], samples: int) -> list[float]:
         """The summed rollout values of every candidate over ``samples`` guesses, on Python forks."""

@@ -22,12 +22,11 @@ generator, which ``reset(seed)`` reseeds. They never see hidden tiles: the view 
 
 from __future__ import annotations
 
-import time
 from typing import Any, Optional
 
 import numpy as np
 
-from ..agents.base import Agent, PlayerView
+from ..agents.base import PlayerView, SearchingAgent
 from ..agents.registry import AgentError
 
 _SEEDS = 1 << 31
@@ -81,7 +80,7 @@ class CoreRolloutEvaluator:
         return [(a, 1.0 / len(legal)) for a in legal]
 
 
-class _OpenSpielAgent(Agent):
+class _OpenSpielAgent(SearchingAgent):
     """What both bots share: parameter checks, the search state, seeding, timing."""
 
     name = "openspiel"
@@ -90,8 +89,6 @@ class _OpenSpielAgent(Agent):
         super().__init__(seed, **params)
         from .game import AllFivesGame  # noqa: F401  (imports pyspiel: fails here, clearly, without the extra)
 
-        self.moves = 0
-        self.seconds = 0.0
         self.fallbacks = 0  # decisions where no consistent world was found (a random legal move was played)
 
     @staticmethod
@@ -99,17 +96,8 @@ class _OpenSpielAgent(Agent):
         if not value > 0:
             raise AgentError(f"{name}={value!r} is not allowed: give a positive number")
 
-    @property
-    def seconds_per_move(self) -> float:
-        """Average think time of the searched decisions so far."""
-        return self.seconds / self.moves if self.moves else 0.0
-
-    def act(self, view: PlayerView) -> int:
-        """The bot's move for ``view.seat`` (the only legal move at once, without a search)."""
-        legal = view.legal
-        if len(legal) == 1:
-            return legal[0]
-        start = time.perf_counter()
+    def search(self, view: PlayerView, legal: list[int]) -> int:
+        """The bot's move for ``view.seat``, searched in a world consistent with the view."""
         from .position import state_for_view
 
         world_rng = np.random.default_rng(int(self.rng.integers(_SEEDS)))
@@ -122,8 +110,6 @@ class _OpenSpielAgent(Agent):
             action = int(self._search(state, world_rng, random_state))
         if action not in legal:  # pragma: no cover - the bots choose among the state's legal actions
             raise AgentError(f"{self.name} chose {action}, not among the legal actions {legal}")
-        self.moves += 1
-        self.seconds += time.perf_counter() - start
         return action
 
     def _search(self, state: Any, world_rng: np.random.Generator, random_state: np.random.RandomState) -> int:

@@ -25,7 +25,7 @@ from ..core.events import HandStart, Play
 from ..core.rules import Rules
 from ..core.view import PlayerView
 from .game import SHORT_NAME, AllFivesGame, AllFivesState
-from .sampler import hand_actions, sample_hand, transcript_from_events
+from .sampler import replay_a_guess, transcript_from_events
 
 #: Guesses tried before a view is given up on (the sampler is exact on the seed rules; this bounds the
 #: rules options it does not model).
@@ -86,16 +86,5 @@ def state_for_view(view: PlayerView, rng: np.random.Generator, point_scale: floa
     picks = [rules.tile_count + transcript.leader]
     draw_action = 4 * rules.tile_count if rules.may_draw_when_able else -1
     legal = view.legal
-    for _ in range(VIEW_TRIES):
-        guess = sample_hand(transcript, rng)
-        if guess is None:
-            continue
-        state = game.new_initial_state()
-        try:
-            for action in hand_actions(transcript, guess, picks, draw_action):
-                state.apply_action(action)
-        except ValueError:  # IllegalActionError: this guess does not replay
-            continue
-        if state.current_player() == view.seat and state.legal_actions() == legal:
-            return state
-    return None
+    return replay_a_guess(transcript, rng, VIEW_TRIES, game.new_initial_state, picks, draw_action,
+                          lambda state: state.current_player() == view.seat and state.legal_actions() == legal)

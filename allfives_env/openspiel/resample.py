@@ -17,7 +17,7 @@ import numpy as np
 
 from ..core.events import Draw, Pass, Play, public_view
 from .errors import OpenSpielStateError
-from .sampler import HandTranscript, hand_actions, sample_hand
+from .sampler import HandTranscript, replay_a_guess
 from .track import Track
 
 #: How many guesses a resample tries before it falls back on the state itself.
@@ -53,16 +53,9 @@ def resample_track(state: Any, player: int, rng: np.random.Generator, tries: int
     transcript = transcript_of(track, player)
     target = _seen(track, player)
     draw_action = track.game.draw_action
-    for _ in range(tries):
-        guess = sample_hand(transcript, rng)
-        if guess is None:
-            continue
-        new = state.hand_start_state()
-        try:
-            for action in hand_actions(transcript, guess, track.hand_picks, draw_action):
-                new.apply_action(action)
-        except ValueError:  # IllegalActionError: the guess does not replay (a rule the sampler skips)
-            continue
-        if new.track.need is None and new.track.game is not None and _seen(new.track, player) == target:
-            return new
-    return state.clone()
+
+    def agrees(new: Any) -> bool:
+        return new.track.need is None and new.track.game is not None and _seen(new.track, player) == target
+
+    new = replay_a_guess(transcript, rng, tries, state.hand_start_state, track.hand_picks, draw_action, agrees)
+    return new if new is not None else state.clone()

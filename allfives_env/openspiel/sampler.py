@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
@@ -282,3 +282,24 @@ def hand_actions(tr: HandTranscript, guess: HandGuess, picks: Sequence[int], dra
                 out.append(draw_action)
             out.append(guess.draws[i])
     return out
+
+
+def replay_a_guess(tr: HandTranscript, rng: np.random.Generator, tries: int, new_state: Callable[[], Any],
+                   picks: Sequence[int], draw_action: int, agrees: Callable[[Any], bool]) -> Optional[Any]:
+    """The first of up to ``tries`` guesses of the hand (:func:`sample_hand`) that replays from a fresh
+    ``new_state()`` through :func:`hand_actions` and gives a state that ``agrees`` with what the seat saw;
+    None if none did. A guess can fail to replay under rules the sampler does not model (its module doc):
+    the core refuses an action with ``IllegalActionError``, a ``ValueError``, and the next guess is tried."""
+    for _ in range(tries):
+        guess = sample_hand(tr, rng)
+        if guess is None:
+            continue
+        state = new_state()
+        try:
+            for action in hand_actions(tr, guess, picks, draw_action):
+                state.apply_action(action)
+        except ValueError:
+            continue
+        if agrees(state):
+            return state
+    return None
