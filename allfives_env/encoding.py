@@ -150,7 +150,7 @@ class ObservationEncoder:
         self._void_offsets: list[dict[int, list[int]]] = [{} for _ in range(P)]
         # per seat: a buffer holding the slices that only change a little between observations (own hand,
         # board, partners), brought up to date incrementally and copied for each observation
-        self._views = [_SeatView(self._blank(seat)) for seat in range(P)]
+        self._views = [_SeatView(np.zeros(self.size, dtype=np.float32)) for _ in range(P)]  # cleared at first use
         self._voids_slice = s["voids"]
         # per counted-slots tuple (what Board.counting_slots holds): the counted flags to set
         self._counted_flags = {
@@ -160,10 +160,11 @@ class ObservationEncoder:
         # the action mask starts as a copy of this (copying a small array is cheaper than np.zeros)
         self._no_actions = np.zeros(self.num_actions, dtype=np.int8)
 
-    def _blank(self, seat: int) -> np.ndarray:
-        buf = np.zeros(self.size, dtype=np.float32)
-        buf[self._static_ones[seat]] = 1.0
-        return buf
+    def _clear(self, seat: int, buf: np.ndarray) -> None:
+        """``seat``'s buffer as at a hand's start before anything is shown: zeros and the partner flags."""
+        buf.fill(0.0)
+        for i in self._static_ones[seat]:
+            buf[i] = 1.0
 
     # ------------------------------------------------------------------ observation
     def encode(self, game: Game, seat: int, out: Optional[np.ndarray] = None) -> np.ndarray:
@@ -195,9 +196,7 @@ class ObservationEncoder:
         played = game.played
         n_played = len(played)
         if view.game is not game or view.hand != game.hand_number or view.n_played > n_played:
-            buf.fill(0.0)  # blank: zeros and the partner flags (as _blank gives)
-            for i in self._static_ones[seat]:
-                buf[i] = 1.0
+            self._clear(seat, buf)
             view.start(game)
         if view.n_played < n_played:
             ob, P = self._o_board, self.P
