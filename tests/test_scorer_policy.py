@@ -166,3 +166,47 @@ def test_config_trunk_without_features_needs_the_scorer() -> None:
     cfg = validate_config({"env": {"action_features": True},
                            "network": {"action_scorer": [8], "trunk_reads_features": False}})
     assert cfg.network.trunk_reads_features is False
+
+
+@pytest.mark.parametrize("gain", [1.0, 0.5])
+def test_score_gain_starts_each_score_on_its_own_logit(gain: float) -> None:
+    """With ``score_gain`` the action head's score block starts as ``gain`` x identity: each logit is the
+    trunk's part plus ``gain`` times that action's own score, nothing from the other actions' scores."""
+    torch.set_num_threads(1)
+    rules = Rules(num_players=2)
+    env = AllFivesSingleSeatEnv(opponents=["greedy"], rules=rules, action_features=True)
+    enc = ObservationEncoder(rules, action_features=True)
+    spec = scorer_spec(enc.slices["features"].start, 4 * enc.T, len(ACTION_FEATURES), [8], False, gain)
+    model = sb3_contrib.MaskablePPO(ScoredMaskablePolicy, env, n_steps=64, batch_size=64, seed=0, device="cpu",
+                                    policy_kwargs={"net_arch": {"pi": [16], "vf": [8]}, "action_scorer": spec})
+    p = model.policy
+    n = env.action_space.n
+    trunk = p.mlp_extractor.latent_dim_pi - n
+    assert torch.equal(p.action_net.weight[:, trunk:], gain * torch.eye(n))
+    obs = torch.as_tensor(learner_observations(env, 16)[0])
+    with torch.no_grad():
+        x = p.mlp_extractor.trunk_input(obs)
+        trunk_logits = p.mlp_extractor.policy_net(x) @ p.action_net.weight[:, :trunk].T + p.action_net.bias
+        expected = trunk_logits + gain * p.mlp_extractor.action_scores(obs)
+        torch.testing.assert_close(p.action_net(p.mlp_extractor.forward_actor(obs)), expected)
+    # the trunk's part starts small (SB3's gain 0.01), so the scores steer the first policy
+    assert trunk_logits.abs().max() < 0.1
+
+
+def test_score_gain_null_keeps_sb3s_start_and_is_checked() -> None:
+    torch.set_num_threads(1)
+    rules = Rules(num_players=2)
+    env = AllFivesSingleSeatEnv(opponents=["greedy"], rules=rules, action_features=True)
+    enc = ObservationEncoder(rules, action_features=True)
+    spec = scorer_spec(enc.slices["features"].start, 4 * enc.T, len(ACTION_FEATURES), [8], False, None)
+    model = sb3_contrib.MaskablePPO(ScoredMaskablePolicy, env, n_steps=64, batch_size=64, seed=0, device="cpu",
+                                    policy_kwargs={"net_arch": {"pi": [16], "vf": [8]}, "action_scorer": spec})
+    block = model.policy.action_net.weight[:, -env.action_space.n:]
+    assert block.abs().max() < 0.05  # orthogonal at gain 0.01
+    base = {"env": {"action_features": True}, "network": {"action_scorer": [8]}}
+    assert validate_config(base).network.score_gain == 1.0
+    assert validate_config({**base, "network": {"action_scorer": [8], "score_gain": None}}).network.score_gain is None
+    with pytest.raises(ConfigError, match=r"network\.score_gain"):
+        validate_config({**base, "network": {"action_scorer": [8], "score_gain": -1}})
+    with pytest.raises(ConfigError, match=r"network\.score_gain: .*needs network\.action_scorer"):
+        validate_config({"network": {"score_gain": 2.0}})

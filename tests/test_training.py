@@ -239,3 +239,24 @@ def test_train_subcommand_parser(capsys: pytest.CaptureFixture[str]) -> None:
     assert args.resume is None and parser.parse_args(["train", "--resume"]).resume is True
     assert run_train(args) == 0
     assert "total_steps: 2048" in capsys.readouterr().out
+
+
+def test_same_config_and_seed_rebuild_the_same_weights(tmp_path: Path) -> None:
+    """A rebuild is reproducible on one machine: the batch env deals from the seed, torch runs one thread,
+    so two runs of one config and seed export the same weights (only the run directory differs). The
+    default config's set-up: action features, the placement scorer with its identity start."""
+    import numpy as np
+
+    overrides = ["vec_env=batch", "env.action_features=true", "network.action_scorer=[8]",
+                 "network.trunk_reads_features=false", "league.enabled=false", "total_steps=512",
+                 "evaluation.at_start=false", "evaluation.final_games=2", "output.tensorboard=false",
+                 "output.plot=false", "evaluation.replays=0"]
+    weights = []
+    for name in ("a", "b", "c"):
+        seed = ["seed=1"] if name == "c" else []
+        train(TINY, run_dir=str(tmp_path / name), overrides=overrides + seed, progress=False)
+        with np.load(tmp_path / name / "policy.npz", allow_pickle=False) as f:
+            weights.append({k: f[k] for k in f.files if k != "header"})
+    assert weights[0].keys() == weights[1].keys() and "scorer_0_weight" in weights[0]
+    assert all(np.array_equal(weights[0][k], weights[1][k]) for k in weights[0])
+    assert not all(np.array_equal(weights[0][k], weights[2][k]) for k in weights[0])  # the seed matters

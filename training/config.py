@@ -105,6 +105,11 @@ class NetworkConfig(Section):
     trunk_reads_features: bool = setting(True, boolean)
     """false: the actor and critic MLPs read the observation without the placements' feature rows, which
     the action scorer reads (a much cheaper PPO update); needs action_scorer"""
+    score_gain: Optional[float] = setting(1.0, optional(number(0.0, 100.0)))
+    """the action head's starting weight from each placement's score to that placement's own logit (the rest
+    of that block starts at 0), so the scorer steers the policy from the first step; null = SB3's orthogonal
+    start at gain 0.01, which buries the scores under the trunk (from scratch PPO then stalls below greedy:
+    see the README's "Why PPO from scratch stalled"); needs action_scorer"""
 
 
 @dataclass
@@ -238,6 +243,9 @@ def _check_combinations(cfg: TrainConfig, rules: Any, where: str) -> None:
     if net.action_scorer is not None and not cfg.env.action_features:
         raise ConfigError(f"{where}network.action_scorer: scores the placements' feature rows, so it needs "
                           f"env.action_features: true (or action_scorer: null), got {net.action_scorer!r}")
+    if net.action_scorer is None and net.score_gain not in (None, 1.0):
+        raise ConfigError(f"{where}network.score_gain: is the action head's weight on the action scorer's scores, so "
+                          f"it needs network.action_scorer (a list of hidden sizes), got action_scorer: null")
     if not net.trunk_reads_features and net.action_scorer is None:
         raise ConfigError(f"{where}network.trunk_reads_features: false leaves the placements' feature rows to "
                           f"the action scorer, so it needs network.action_scorer (a list of hidden sizes), "

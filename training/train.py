@@ -103,7 +103,7 @@ class Trainer:
 
             enc = ObservationEncoder(self.rules, action_features=True)
             kwargs["action_scorer"] = scorer_spec(enc.slices["features"].start, 4 * enc.T, len(ACTION_FEATURES),
-                                                  net.action_scorer, net.trunk_reads_features)
+                                                  net.action_scorer, net.trunk_reads_features, net.score_gain)
         return kwargs
 
     def _policy_class(self) -> Any:
