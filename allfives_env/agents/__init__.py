@@ -18,7 +18,7 @@ from .base import Agent, OracleView, PlayerView
 from .basic import DefensiveAgent, GreedyAgent, RandomAgent
 from .expert import ExpertAgent
 from .policy import PolicyAgent, ShippedPolicyAgent, shipped_agent_classes
-from .search import OracleAgent, PIMCAgent, sample_hidden
+from .search import OracleAgent, PIMCAgent, PIMCNetAgent, sample_hidden
 from .registry import AgentError, agent_names, describe_agents, make_agent, parse_agent_spec, register_agent
 
 register_agent("random", RandomAgent, "uniform over the legal actions")
@@ -26,6 +26,7 @@ register_agent("greedy", GreedyAgent, "the placement that scores most now; ties 
 register_agent("defensive", DefensiveAgent, "points now minus the next player's best possible reply")
 register_agent("expert", ExpertAgent, "a hand-written heuristic: score, deny, block, follow up, shed; tunable weights")
 register_agent("pimc", PIMCAgent, "determinized Monte-Carlo search over sampled hidden tiles (samples=200)")
+register_agent("pimc-net", PIMCNetAgent, "pimc with a trained policy as its prior (prior=ppo-2p, prior_weight=3)")
 register_agent("oracle", OracleAgent, "ANALYSIS ONLY: the pimc search on the true hidden tiles")
 register_agent("ppo", PolicyAgent, "a trained policy file (numpy only): path=FILE.npz, sample=false, temperature=1")
 for _name, (_cls, _description) in shipped_agent_classes().items():
@@ -63,6 +64,6 @@ register_agent("openspiel-mcts", openspiel_mcts,
 
 __all__ = [
     "Agent", "AgentError", "DefensiveAgent", "ExpertAgent", "GreedyAgent", "OracleAgent", "OracleView", "PIMCAgent", "PlayerView",
-    "PolicyAgent", "RandomAgent", "ShippedPolicyAgent", "sample_hidden",
+    "PIMCNetAgent", "PolicyAgent", "RandomAgent", "ShippedPolicyAgent", "sample_hidden",
     "agent_names", "describe_agents", "make_agent", "parse_agent_spec", "register_agent",
 ]

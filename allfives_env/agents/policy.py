@@ -59,18 +59,42 @@ class PolicyAgent(Agent):
         self._checked: Optional[Rules] = None
         self._encoder: Optional[ObservationEncoder] = None
 
-    def act(self, view: PlayerView) -> int:
+    def _check_rules(self, view: PlayerView) -> None:
+        """Check the game's rules against the file (once per rules object) and build our encoder."""
         rules = view.rules
         if rules is not self._checked:
             self.policy.check_rules(rules)
             self._checked = rules
             # our own encoder: the policy may need the action features, which the env's may not compute
             self._encoder = ObservationEncoder(rules, self.policy.action_features)
+
+    def _legal_logits(self, view: PlayerView) -> np.ndarray:
+        """The policy's logits of ``view.legal``."""
+        self._check_rules(view)
+        # our encoder's observations are float32, finite and of the policy's size: no need for logits()' checks
+        return self.policy.forward(view.observation(self._encoder))[view.legal]
+
+    def evaluate(self, view: PlayerView, actions: list[int]) -> list[float]:
+        """How much the policy prefers each of ``actions`` (legal actions of ``view``): its log-probability
+        over the legal actions minus their mean, so an even policy gives 0 everywhere. This is what makes a
+        policy a search prior (``pimc:prior=ppo-2p``, the ``pimc-net`` agent): ``pimc`` adds
+        ``prior_weight`` times these values to each candidate's mean rollout value."""
+        legal = view.legal
+        z = self._legal_logits(view).astype(np.float64)
+        log_p = z - z.max() - math.log(float(np.exp(z - z.max()).sum()))
+        centred = dict(zip(legal, (log_p - log_p.mean()).tolist()))
+        missing = [a for a in actions if a not in centred]
+        if missing:
+            raise PolicyError(f"agent {self.name!r}: evaluate() got actions {missing} that are not legal here "
+                              f"(legal: {legal})")
+        return [centred[a] for a in actions]
+
+    def act(self, view: PlayerView) -> int:
+        self._check_rules(view)
         legal = view.legal
         if len(legal) == 1:
             return legal[0]
-        # our encoder's observations are float32, finite and of the policy's size: no need for logits()' checks
-        logits = self.policy.forward(view.observation(self._encoder))[legal]
+        logits = self._legal_logits(view)
         if not self.sample:
             return legal[int(np.argmax(logits))]
         z = logits.astype(np.float64)

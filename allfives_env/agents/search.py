@@ -42,6 +42,8 @@ _STREAM_SEEDS = 1 << 63
 #: The greedy rollout ranks a move by points, then by the tile's pips: points times this (above any
 #: tile's pips, at most 24 with double-twelve) plus pips is one integer key for both.
 _POINTS_OVER_PIPS = 64
+#: ``pimc-net``'s default points per nat of the policy prior (benchmarks/pimc_net.py picked it).
+PIMC_NET_PRIOR_WEIGHT = 3.0
 
 
 class PIMCAgent(SearchingAgent):
@@ -182,6 +184,34 @@ class PIMCAgent(SearchingAgent):
                     best_key = key
                     best = action
             step(best)
+
+
+class PIMCNetAgent(PIMCAgent):
+    """``pimc`` guided by a trained policy: the same search, with the network's preferences as its prior.
+
+    The prior is a policy agent (default the shipped ``ppo-2p``; ``prior=ppo-4p`` or ``ppo:path=...`` for
+    others) whose :meth:`~allfives_env.agents.policy.PolicyAgent.evaluate` gives each candidate its
+    log-probability under the policy minus the mean over the legal moves; ``prior_weight`` (points per
+    nat) turns that into the same units as the rollout values. Where ``pimc``'s hand-written ``expert``
+    prior corrects what greedy rollouts cannot see with fixed weights, this one carries what PPO learned
+    from millions of games, at the same think time (one numpy forward pass per searched move).
+    """
+
+    name = "pimc-net"
+
+    def __init__(
+        self,
+        seed: Optional[int] = None,
+        samples: int = 200,
+        rollout: str = "greedy",
+        epsilon: float = 0.1,
+        win_bonus: float = 1.0,
+        prior: Optional[str] = "ppo-2p",
+        prior_weight: float = PIMC_NET_PRIOR_WEIGHT,
+        engine: str = "batch",
+    ) -> None:
+        super().__init__(seed, samples=samples, rollout=rollout, epsilon=epsilon, win_bonus=win_bonus, prior=prior,
+                         prior_weight=prior_weight, engine=engine)
 
 
 class OracleAgent(PIMCAgent):
