@@ -13,6 +13,7 @@ Run::
 
     python benchmarks/openspiel_ladder.py --processes 2 --json benchmarks/results/openspiel_ladder.json
     python benchmarks/openspiel_ladder.py --games-100 20 --games-1000 6 --games-4p-100 12 --games-4p-1000 4
+    python benchmarks/openspiel_ladder.py --ours ppo-2p ppo-4p --json benchmarks/results/openspiel_ladder.json --merge
 
 Figures depend only on ``--seed`` (not on ``--processes``); think times are measured (milliseconds per
 move over all of an agent's moves, forced ones included).
@@ -29,7 +30,7 @@ from typing import Any, Optional
 
 from allfives_env.evaluation import evaluate
 
-OURS_2P = ("expert", "pimc", "ppo-2p")
+OURS_2P = ("expert", "pimc", "pimc-net", "ppo-2p")
 OURS_4P = ("expert", "pimc", "ppo-4p")
 BUDGETS = (100, 1000)
 
@@ -40,7 +41,8 @@ def plan(args: argparse.Namespace) -> list[tuple[int, int, str, int]]:
     for sims in BUDGETS:
         for players, ours, games in ((2, OURS_2P, args.games_100 if sims == 100 else args.games_1000),
                                      (4, OURS_4P, args.games_4p_100 if sims == 100 else args.games_4p_1000)):
-            rows.extend((players, sims, agent, games) for agent in ours)
+            rows.extend((players, sims, agent, games) for agent in ours
+                        if args.ours is None or agent in args.ours)
     return rows
 
 
@@ -68,7 +70,11 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--seed", type=int, default=20260613)
     parser.add_argument("--processes", type=int, default=2)
     parser.add_argument("--budget-minutes", type=float, default=55.0, help="start no match-up after this (default 55)")
+    parser.add_argument("--ours", nargs="+", metavar="AGENT",
+                        help=f"run only these of our agents (of {sorted(set(OURS_2P + OURS_4P))})")
     parser.add_argument("--json", metavar="PATH", help="write all figures as JSON")
+    parser.add_argument("--merge", action="store_true",
+                        help="with --json: keep that file's other rows, replacing those this run measured again")
     args = parser.parse_args(argv)
 
     def log(text: str) -> None:
@@ -106,6 +112,14 @@ def main(argv: Optional[list[str]] = None) -> int:
     log(f"\nwall time {total / 60:.1f} min; seed {args.seed}; processes {args.processes}; "
         f"load average at the end {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     if args.json:
+        if args.merge and os.path.isfile(args.json):
+            with open(args.json, encoding="utf-8") as fh:
+                before = json.load(fh)
+            fresh = {(r["players"], r["ours"], r["sims"]) for r in rows}
+            kept = [r for r in before.get("rows", []) if (r["players"], r["ours"], r["sims"]) not in fresh]
+            order = [(p, s, o) for p, s, o, _ in plan(argparse.Namespace(**{**vars(args), "ours": None}))]
+            rows = sorted(kept + rows, key=lambda r: order.index((r["players"], r["sims"], r["ours"]))
+                          if (r["players"], r["sims"], r["ours"]) in order else len(order))
         report = {"seed": args.seed, "processes": args.processes, "wall_seconds": total, "rows": rows,
                   "skipped": skipped, "load_average_end": os.getloadavg()[0], "cpu_count": os.cpu_count(),
                   "command": "python benchmarks/openspiel_ladder.py " + " ".join(argv if argv is not None else sys.argv[1:])}

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from allfives_env.agents import PlayerView, make_agent
-from allfives_env.agents.search import PIMC_NET_PRIOR_WEIGHT, PIMCAgent
+from allfives_env.agents.search import PIMC_NET_POLICY_WEIGHT, PIMCAgent
 from allfives_env.core import Game, Rules
 from allfives_env.match import play_game
 from allfives_env.policy import PolicyError
@@ -48,13 +48,24 @@ def test_policy_evaluate_is_centred_log_probability_in_the_policys_order() -> No
 
 def test_pimc_net_is_pimc_with_the_policy_prior() -> None:
     agent = make_agent("pimc-net", seed=0, samples=4)
-    assert isinstance(agent, PIMCAgent) and agent.prior_weight == PIMC_NET_PRIOR_WEIGHT
+    assert isinstance(agent, PIMCAgent) and agent.policy_weight == PIMC_NET_POLICY_WEIGHT
     assert agent.spec() == "pimc-net:samples=4"
-    game = _positions(Rules(num_players=2), seed=5, count=1)[0]
-    view = PlayerView(game, game.current)
-    plain = make_agent("pimc", seed=0, samples=4, prior="none")
-    # one guess stream and the same rollouts: with prior weight 0 pimc-net is the plain search
-    assert make_agent("pimc-net", seed=0, samples=4, prior_weight=0).act(view) == plain.act(view)
+    assert make_agent(agent.spec() + ",policy_weight=7").spec() == "pimc-net:policy_weight=7,samples=4"
+    games = _positions(Rules(num_players=2), seed=5, count=12)
+    # one guess stream and the same rollouts: with policy weight 0 pimc-net is pimc itself
+    for game in games:
+        view = PlayerView(game, game.current)
+        assert (make_agent("pimc-net", seed=0, samples=4, policy_weight=0).act(view)
+                == make_agent("pimc", seed=0, samples=4).act(view))
+    # and a heavy policy weight makes it play the policy's move
+    policy = make_agent("ppo-2p")
+    for game in games:
+        view = PlayerView(game, game.current)
+        assert make_agent("pimc-net", seed=0, samples=2, policy_weight=1e4).act(view) == policy.act(view)
+    with pytest.raises(ValueError, match="policy_weight=-1"):
+        make_agent("pimc-net:policy_weight=-1")
+    with pytest.raises(ValueError, match="not a trained policy agent"):
+        make_agent("pimc-net:policy=greedy")
 
 
 @pytest.mark.parametrize("players, prior", [(2, "ppo-2p"), (4, "ppo-4p")])
@@ -63,13 +74,13 @@ def test_pimc_net_plays_legally_and_deterministically(players: int, prior: str) 
     positions = _positions(rules, seed=11, count=8)
     first = []
     for game in positions:
-        action = make_agent("pimc-net", seed=5, samples=4, prior=prior).act(PlayerView(game, game.current))
+        action = make_agent("pimc-net", seed=5, samples=4, policy=prior).act(PlayerView(game, game.current))
         assert action in game.legal
         first.append(action)
-    again = [make_agent("pimc-net", seed=5, samples=4, prior=prior).act(PlayerView(g, g.current)) for g in positions]
+    again = [make_agent("pimc-net", seed=5, samples=4, policy=prior).act(PlayerView(g, g.current)) for g in positions]
     assert first == again
     result = play_game(Rules(num_players=players, target=60),
-                       [make_agent("pimc-net", samples=3, prior=prior)] + [make_agent("greedy")] * (players - 1),
+                       [make_agent("pimc-net", samples=3, policy=prior)] + [make_agent("greedy")] * (players - 1),
                        seed=2, agent_seeds=list(range(players)))
     assert sum(result.decisions) > 0
 

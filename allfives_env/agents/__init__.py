@@ -26,7 +26,7 @@ register_agent("greedy", GreedyAgent, "the placement that scores most now; ties 
 register_agent("defensive", DefensiveAgent, "points now minus the next player's best possible reply")
 register_agent("expert", ExpertAgent, "a hand-written heuristic: score, deny, block, follow up, shed; tunable weights")
 register_agent("pimc", PIMCAgent, "determinized Monte-Carlo search over sampled hidden tiles (samples=200)")
-register_agent("pimc-net", PIMCNetAgent, "pimc with a trained policy as its prior (prior=ppo-2p, prior_weight=3)")
+register_agent("pimc-net", PIMCNetAgent, "pimc whose prior adds a trained policy's preferences (policy=ppo-2p, policy_weight=1)")
 register_agent("oracle", OracleAgent, "ANALYSIS ONLY: the pimc search on the true hidden tiles")
 register_agent("ppo", PolicyAgent, "a trained policy file (numpy only): path=FILE.npz, sample=false, temperature=1")
 for _name, (_cls, _description) in shipped_agent_classes().items():

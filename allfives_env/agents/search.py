@@ -27,6 +27,7 @@ draw their guesses from different random streams, so they choose alike, not iden
 
 from __future__ import annotations
 
+import math
 from typing import Optional
 
 import numpy as np
@@ -42,8 +43,8 @@ _STREAM_SEEDS = 1 << 63
 #: The greedy rollout ranks a move by points, then by the tile's pips: points times this (above any
 #: tile's pips, at most 24 with double-twelve) plus pips is one integer key for both.
 _POINTS_OVER_PIPS = 64
-#: ``pimc-net``'s default points per nat of the policy prior (benchmarks/pimc_net.py picked it).
-PIMC_NET_PRIOR_WEIGHT = 3.0
+#: ``pimc-net``'s default points per nat of the policy's preferences (benchmarks/pimc_net.py picked it).
+PIMC_NET_POLICY_WEIGHT = 1.0
 
 
 class PIMCAgent(SearchingAgent):
@@ -105,15 +106,20 @@ class PIMCAgent(SearchingAgent):
             totals = self._batch_totals(view, legal, samples)
         else:
             totals = self._python_totals(view, legal, samples)
-        if self._prior is not None:
-            draw = view.draw_action
-            placements = [a for a in legal if a != draw]
-            prior = dict(zip(placements, self._prior.evaluate(view, placements)))
-            scale = self.prior_weight * samples
-            totals = [t + scale * prior.get(a, 0.0) for a, t in zip(legal, totals)]
+        draw = view.draw_action
+        placements = [a for a in legal if a != draw]
+        prior = self._prior_values(view, placements)
+        if prior is not None:
+            totals = [t + samples * prior.get(a, 0.0) for a, t in zip(legal, totals)]
         best = max(totals)
         ties = [a for a, t in zip(legal, totals) if t == best]
         return ties[0] if len(ties) == 1 else ties[int(self.rng.integers(len(ties)))]
+
+    def _prior_values(self, view: PlayerView, placements: list[int]) -> Optional[dict[int, float]]:
+        """The prior's value of each placement in points (times ``prior_weight``), or None without one."""
+        if self._prior is None:
+            return None
+        return {a: self.prior_weight * v for a, v in zip(placements, self._prior.evaluate(view, placements))}
 
     def _python_totals(self, view: PlayerView, legal: list[int], samples: int) -> list[float]:
         """The summed rollout values of every candidate over ``samples`` guesses, on Python forks."""
@@ -187,14 +193,15 @@ class PIMCAgent(SearchingAgent):
 
 
 class PIMCNetAgent(PIMCAgent):
-    """``pimc`` guided by a trained policy: the same search, with the network's preferences as its prior.
+    """``pimc`` guided by a trained policy: the same search, with the network's preferences added to its
+    prior.
 
-    The prior is a policy agent (default the shipped ``ppo-2p``; ``prior=ppo-4p`` or ``ppo:path=...`` for
-    others) whose :meth:`~allfives_env.agents.policy.PolicyAgent.evaluate` gives each candidate its
-    log-probability under the policy minus the mean over the legal moves; ``prior_weight`` (points per
-    nat) turns that into the same units as the rollout values. Where ``pimc``'s hand-written ``expert``
-    prior corrects what greedy rollouts cannot see with fixed weights, this one carries what PPO learned
-    from millions of games, at the same think time (one numpy forward pass per searched move).
+    ``policy`` is a policy agent (default the shipped ``ppo-2p``; ``policy=ppo-4p``, ``ppo-3p`` or
+    ``ppo:path=...`` for other games) whose :meth:`~allfives_env.agents.policy.PolicyAgent.evaluate` gives
+    each candidate its log-probability under the policy minus the mean over the legal moves;
+    ``policy_weight`` (points per nat) puts that in the units of the rollout values. It is added to
+    ``pimc``'s own prior (``prior``, default ``expert``, times ``prior_weight``), so ``policy_weight=0`` is
+    ``pimc`` itself. The cost over ``pimc`` is one numpy forward pass per searched move.
     """
 
     name = "pimc-net"
@@ -206,12 +213,32 @@ class PIMCNetAgent(PIMCAgent):
         rollout: str = "greedy",
         epsilon: float = 0.1,
         win_bonus: float = 1.0,
-        prior: Optional[str] = "ppo-2p",
-        prior_weight: float = PIMC_NET_PRIOR_WEIGHT,
+        prior: Optional[str] = "expert",
+        prior_weight: float = 1.0,
         engine: str = "batch",
+        policy: str = "ppo-2p",
+        policy_weight: float = PIMC_NET_POLICY_WEIGHT,
     ) -> None:
         super().__init__(seed, samples=samples, rollout=rollout, epsilon=epsilon, win_bonus=win_bonus, prior=prior,
                          prior_weight=prior_weight, engine=engine)
+        given = {"policy": policy, "policy_weight": policy_weight}  # pimc's __init__ knows only its own
+        defaults = {"policy": "ppo-2p", "policy_weight": PIMC_NET_POLICY_WEIGHT}
+        self.params.update({k: v for k, v in given.items() if v != defaults[k]})
+        if not math.isfinite(float(policy_weight)) or float(policy_weight) < 0:
+            raise ValueError(f"policy_weight={policy_weight!r} is not allowed: give a finite number >= 0")
+        from .registry import make_agent
+
+        self._policy = make_agent(policy, seed=seed)
+        if not hasattr(self._policy, "evaluate"):
+            raise ValueError(f"policy={policy!r} is not a trained policy agent (try 'ppo-2p' or 'ppo:path=FILE.npz')")
+        self.policy_weight = float(policy_weight)
+
+    def _prior_values(self, view: PlayerView, placements: list[int]) -> Optional[dict[int, float]]:
+        values = super()._prior_values(view, placements) or {}
+        if self.policy_weight:
+            net = self._policy.evaluate(view, placements)
+            values = {a: values.get(a, 0.0) + self.policy_weight * v for a, v in zip(placements, net)}
+        return values
 
 
 class OracleAgent(PIMCAgent):
