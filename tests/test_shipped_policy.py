@@ -144,9 +144,10 @@ def _fixed_batch(players: int, n: int, seed: int, agent: Optional[Agent] = None
 # sha256 of the int64 actions the shipped files pick on _fixed_batch(players, 1000, 11), recorded before the
 # policy code moved into allfives_env/policy/ (issue 11): a refactor of the reader or the forward pass, or of
 # the observation it reads, must not change a single move. ppo-2p's was recorded again when issue 12's faster
-# recipe (configs/ppo_2p.yaml: trunk_reads_features: false, 128x128) rebuilt the shipped file
+# recipe (configs/ppo_2p.yaml: trunk_reads_features: false, 128x128) rebuilt the shipped file, and when issue
+# 14 rebuilt it from random weights (network.score_gain)
 ACTION_DIGESTS = {
-    "ppo-2p": "8a26c50dda9b34515aa181544a80725be59deb1a27873c47b635318f055ed6c2",
+    "ppo-2p": "c6ab382cd54ed51f5f4392221247f459db35efc01bb66bd56baa17f295340635",
     "ppo-4p": "c5708db8408b4f7fb19b2b8c251c600c2a0b4c5203deda273bede7cccf74f405",
 }
 
