@@ -68,7 +68,7 @@ def test_pimc_net_is_pimc_with_the_policy_prior() -> None:
         make_agent("pimc-net:policy=greedy")
 
 
-@pytest.mark.parametrize("players, prior", [(2, "ppo-2p"), (4, "ppo-4p")])
+@pytest.mark.parametrize("players, prior", [(2, "ppo-2p"), (3, "ppo-3p"), (4, "ppo-4p")])
 def test_pimc_net_plays_legally_and_deterministically(players: int, prior: str) -> None:
     rules = Rules(num_players=players)
     positions = _positions(rules, seed=11, count=8)

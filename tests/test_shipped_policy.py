@@ -23,7 +23,7 @@ from tests.helpers import with_other_hidden_tiles
 
 
 def test_registered_by_name_with_a_short_spec() -> None:
-    assert set(SHIPPED_POLICIES) == {"ppo-2p", "ppo-4p"} and set(SHIPPED_POLICIES) <= set(agent_names())
+    assert set(SHIPPED_POLICIES) == {"ppo-2p", "ppo-3p", "ppo-4p"} and set(SHIPPED_POLICIES) <= set(agent_names())
     for name in SHIPPED_POLICIES:
         agent = make_agent(name, seed=0)
         assert isinstance(agent, ShippedPolicyAgent) and agent.spec() == name and agent.name == name
@@ -34,7 +34,7 @@ def test_registered_by_name_with_a_short_spec() -> None:
         shipped_policy_path("ppo-9p")
 
 
-@pytest.mark.parametrize("name, players", [("ppo-2p", 2), ("ppo-4p", 4)])
+@pytest.mark.parametrize("name, players", [("ppo-2p", 2), ("ppo-3p", 3), ("ppo-4p", 4)])
 def test_the_file_says_how_it_was_made(name: str, players: int) -> None:
     header = read_policy_header(shipped_policy_path(name))
     assert header["rules"]["num_players"] == players and header["action_features"] is True
@@ -42,7 +42,7 @@ def test_the_file_says_how_it_was_made(name: str, players: int) -> None:
     assert meta["config"]["name"] == name.replace("-", "_") and meta["step"] > 0
 
 
-@pytest.mark.parametrize("name, players", [("ppo-2p", 2), ("ppo-4p", 4)])
+@pytest.mark.parametrize("name, players", [("ppo-2p", 2), ("ppo-3p", 3), ("ppo-4p", 4)])
 def test_the_checked_load_plays_the_files_weights_unchanged(name: str, players: int) -> None:
     """Validation at load must not alter what is played: the arrays are the file's, bit for bit, and the
     logits are those of a plain forward pass written out here (relu MLP + shared placement scorer)."""
@@ -82,6 +82,16 @@ def test_the_partnership_policy_plays_four_player_games() -> None:
         assert result.winner in (0, 1, None) and result.decisions[0] > 0 and result.decisions[2] > 0
     with pytest.raises(PolicyError, match="trained for num_players=4, but this game has num_players=2"):
         play_game(Rules(num_players=2), [make_agent("ppo-4p"), make_agent("random")], seed=0)
+
+
+def test_the_three_player_policy_plays_three_player_games() -> None:
+    rules = Rules(num_players=3)
+    for seed in range(2):
+        agents = [make_agent("ppo-3p", seed=0), make_agent("expert", seed=1), make_agent("greedy", seed=2)]
+        result = play_game(rules, agents, seed=seed)
+        assert result.winner in (0, 1, 2, None) and result.decisions[0] > 0
+    with pytest.raises(PolicyError, match="trained for num_players=3, but this game has num_players=2"):
+        play_game(Rules(num_players=2), [make_agent("ppo-3p"), make_agent("random")], seed=0)
 
 
 def test_plays_whole_games_legally_against_the_ladder() -> None:
@@ -148,11 +158,12 @@ def _fixed_batch(players: int, n: int, seed: int, agent: Optional[Agent] = None
 # 14 rebuilt it from random weights (network.score_gain)
 ACTION_DIGESTS = {
     "ppo-2p": "c6ab382cd54ed51f5f4392221247f459db35efc01bb66bd56baa17f295340635",
+    "ppo-3p": "0d4b603beee2a781f953a753b9abde1b3fd3b6528e8fe57bb7256fd0eb3f88bc",
     "ppo-4p": "c5708db8408b4f7fb19b2b8c251c600c2a0b4c5203deda273bede7cccf74f405",
 }
 
 
-@pytest.mark.parametrize("name, players", [("ppo-2p", 2), ("ppo-4p", 4)])
+@pytest.mark.parametrize("name, players", [("ppo-2p", 2), ("ppo-3p", 3), ("ppo-4p", 4)])
 def test_the_shipped_policies_pick_the_recorded_moves(name: str, players: int) -> None:
     obs, masks, _ = _fixed_batch(players, 1000, 11)
     actions = load_policy(shipped_policy_path(name)).predict(obs, masks).astype(np.int64)

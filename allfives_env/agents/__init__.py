@@ -5,7 +5,7 @@
 
 The ladder, weakest first: ``random``, ``greedy``, ``defensive``, ``expert``, ``pimc`` (determinized
 Monte-Carlo search); ``oracle`` is the same search with the true hidden tiles, for analysis only.
-Trained policies: ``ppo`` plays a policy file (``path=FILE.npz``), ``ppo-2p`` and ``ppo-4p`` the shipped ones.
+Trained policies: ``ppo`` plays a policy file (``path=FILE.npz``), ``ppo-2p``, ``ppo-3p`` and ``ppo-4p`` the shipped ones.
 Outside opponents: ``openspiel-ismcts`` and ``openspiel-mcts``, OpenSpiel's own search bots (the optional
 extra ``[openspiel]``; pyspiel is imported only when one is built, see :mod:`allfives_env.openspiel.bots`).
 """

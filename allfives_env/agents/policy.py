@@ -1,4 +1,4 @@
-"""The agents that play trained policy files: ``ppo`` (any file) and the shipped ``ppo-2p``/``ppo-4p``.
+"""The agents that play trained policy files: ``ppo`` (any file) and the shipped ``ppo-2p``/``ppo-3p``/``ppo-4p``.
 
 ``make_agent("ppo", path="runs/default/policy.npz")`` or the spec string ``ppo:path=runs/default/policy.npz``
 (also ``sample=true`` to sample from the masked softmax instead of taking the argmax, and ``temperature``);

@@ -4,9 +4,9 @@
   unpickled), :func:`read_policy_header`, :func:`write_policy_file`;
 * :mod:`.header` -- the JSON header's fields and limits; :mod:`.activations` -- the activations it may name;
 * :mod:`.network` -- :class:`NumpyPolicy`, the actor's forward pass and the rules it plays;
-* :mod:`.shipped` -- the policies installed with the package (``ppo-2p``, ``ppo-4p``).
+* :mod:`.shipped` -- the policies installed with the package (``ppo-2p``, ``ppo-3p``, ``ppo-4p``).
 
-The agents that play policy files (``ppo``, ``ppo-2p``, ``ppo-4p``) are in :mod:`allfives_env.agents.policy`;
+The agents that play policy files (``ppo``, ``ppo-2p``, ``ppo-3p``, ``ppo-4p``) are in :mod:`allfives_env.agents.policy`;
 the torch exporters that write them from a trained model, in ``training/export.py``.
 """
 

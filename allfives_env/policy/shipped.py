@@ -13,6 +13,7 @@ SHIPPED_DIR = Path(__file__).resolve().parent.parent / "policies"
 #: Policies shipped inside the package: registry name -> (file in :data:`SHIPPED_DIR`, description).
 SHIPPED_POLICIES: dict[str, tuple[str, str]] = {
     "ppo-2p": ("ppo_2p.npz", "the shipped 2-player policy (MaskablePPO, configs/ppo_2p.yaml; numpy only)"),
+    "ppo-3p": ("ppo_3p.npz", "the shipped 3-player cut-throat policy (configs/ppo_3p.yaml; numpy only)"),
     "ppo-4p": ("ppo_4p.npz", "the shipped 4-player partnership policy (configs/ppo_4p.yaml; numpy only)"),
 }
 
