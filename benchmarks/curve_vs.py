@@ -23,15 +23,19 @@ sys.path.insert(0, str(ROOT))
 def snapshots(run: Path, every: int) -> list[tuple[int, Path, bool]]:
     """(step, file, final) of the run's evaluation snapshots on a grid of ``every`` steps, and the final."""
     found = sorted((int(p.stem.split("_")[1]), p) for p in (run / "evals").glob("policy_*.npz"))
-    picked, next_step = [], 0
-    for step, path in found:
-        if step >= next_step:
-            picked.append((step, path, False))
-            next_step = step + every
+    final = None
     if (run / "policy.npz").is_file():
         from allfives_env.policy import read_policy_header
 
-        picked.append((int(read_policy_header(run / "policy.npz")["metadata"]["step"]), run / "policy.npz", True))
+        final = int(read_policy_header(run / "policy.npz")["metadata"]["step"])
+        found = [(step, path) for step, path in found if step <= final]  # a stopped run may have run past it
+    picked, last_bucket = [], -1
+    for step, path in found:  # the first snapshot at or after each multiple of every, as the run evaluates
+        if step // every > last_bucket:
+            picked.append((step, path, False))
+            last_bucket = step // every
+    if final is not None:
+        picked.append((final, run / "policy.npz", True))
     return picked
 
 
