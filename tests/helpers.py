@@ -6,7 +6,7 @@ import numpy as np
 
 from allfives_env.agents import PlayerView
 from allfives_env.agents.search import sample_hidden
-from allfives_env.core import Game
+from allfives_env.core import Game, Rules
 from allfives_env.single_seat import AllFivesSingleSeatEnv
 
 
@@ -39,3 +39,18 @@ def wide_random_rules(rng: np.random.Generator, max_pips: tuple[int, ...] = (6, 
     from allfives_env.rule_sampler import random_rules
 
     return random_rules(rng, max_pips)
+
+
+def positions(rules: Rules, seed: int, count: int, choice_only: bool = True) -> list[Game]:
+    """Positions reached by random play (any hand of the game), each a decision point."""
+    rng = np.random.default_rng(seed)
+    out: list[Game] = []
+    game = Game(rules, seed)
+    while len(out) < count:
+        if game.over:
+            game = Game(rules, int(rng.integers(1 << 30)))
+        if rng.random() < 0.3 and (len(game.legal) > 1 or not choice_only):
+            out.append(game.clone())
+        legal = game.legal
+        game.step(legal[int(rng.integers(len(legal)))])
+    return out

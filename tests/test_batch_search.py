@@ -19,6 +19,7 @@ from allfives_env.batch.layout import BONEYARD, ON_TABLE
 from allfives_env.batch.position import position_record, turn_state
 from allfives_env.batch.search import guess_position, search_values, step_position
 from allfives_env.core import Game, Rules
+from tests.helpers import positions
 
 VARIANTS = [
     pytest.param({"num_players": 2}, id="2p"),
@@ -33,21 +34,6 @@ VARIANTS = [
     pytest.param({"num_players": 3, "max_pip": 9, "first_leader": "highest_double",
                   "no_double_fallback": "draw_until_double"}, id="3p-d9"),
 ]
-
-
-def positions(rules: Rules, seed: int, count: int, choice_only: bool = True) -> list[Game]:
-    """Positions reached by random play (any hand of the game), each a decision point."""
-    rng = np.random.default_rng(seed)
-    out: list[Game] = []
-    game = Game(rules, seed)
-    while len(out) < count:
-        if game.over:
-            game = Game(rules, int(rng.integers(1 << 30)))
-        if rng.random() < 0.3 and (len(game.legal) > 1 or not choice_only):
-            out.append(game.clone())
-        legal = game.legal
-        game.step(legal[int(rng.integers(len(legal)))])
-    return out
 
 
 def record_state(rec: np.ndarray, sides: int) -> tuple:

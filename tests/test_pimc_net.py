@@ -9,29 +9,15 @@ import pytest
 
 from allfives_env.agents import PlayerView, make_agent
 from allfives_env.agents.search import PIMC_NET_POLICY_WEIGHT, PIMCAgent
-from allfives_env.core import Game, Rules
+from allfives_env.core import Rules
 from allfives_env.match import play_game
 from allfives_env.policy import PolicyError
-
-
-def _positions(rules: Rules, seed: int, count: int) -> list[Game]:
-    """Decision points with a real choice, reached by random play."""
-    rng = np.random.default_rng(seed)
-    out: list[Game] = []
-    game = Game(rules, seed)
-    while len(out) < count:
-        if game.over:
-            game = Game(rules, int(rng.integers(1 << 30)))
-        if len(game.legal) > 1 and rng.random() < 0.3:
-            out.append(game.clone())
-        legal = game.legal
-        game.step(legal[int(rng.integers(len(legal)))])
-    return out
+from tests.helpers import positions
 
 
 def test_policy_evaluate_is_centred_log_probability_in_the_policys_order() -> None:
     agent = make_agent("ppo-2p")
-    for game in _positions(Rules(num_players=2), seed=3, count=10):
+    for game in positions(Rules(num_players=2), seed=3, count=10):
         view = PlayerView(game, game.current)
         legal = view.legal
         values = agent.evaluate(view, legal)
@@ -51,7 +37,7 @@ def test_pimc_net_is_pimc_with_the_policy_prior() -> None:
     assert isinstance(agent, PIMCAgent) and agent.policy_weight == PIMC_NET_POLICY_WEIGHT
     assert agent.spec() == "pimc-net:samples=4"
     assert make_agent(agent.spec() + ",policy_weight=7").spec() == "pimc-net:policy_weight=7,samples=4"
-    games = _positions(Rules(num_players=2), seed=5, count=12)
+    games = positions(Rules(num_players=2), seed=5, count=12)
     # one guess stream and the same rollouts: with policy weight 0 pimc-net is pimc itself
     for game in games:
         view = PlayerView(game, game.current)
@@ -71,13 +57,13 @@ def test_pimc_net_is_pimc_with_the_policy_prior() -> None:
 @pytest.mark.parametrize("players, prior", [(2, "ppo-2p"), (3, "ppo-3p"), (4, "ppo-4p")])
 def test_pimc_net_plays_legally_and_deterministically(players: int, prior: str) -> None:
     rules = Rules(num_players=players)
-    positions = _positions(rules, seed=11, count=8)
+    games = positions(rules, seed=11, count=8)
     first = []
-    for game in positions:
+    for game in games:
         action = make_agent("pimc-net", seed=5, samples=4, policy=prior).act(PlayerView(game, game.current))
         assert action in game.legal
         first.append(action)
-    again = [make_agent("pimc-net", seed=5, samples=4, policy=prior).act(PlayerView(g, g.current)) for g in positions]
+    again = [make_agent("pimc-net", seed=5, samples=4, policy=prior).act(PlayerView(g, g.current)) for g in games]
     assert first == again
     result = play_game(Rules(num_players=players, target=60),
                        [make_agent("pimc-net", samples=3, policy=prior)] + [make_agent("greedy")] * (players - 1),
@@ -86,6 +72,6 @@ def test_pimc_net_plays_legally_and_deterministically(players: int, prior: str) 
 
 
 def test_pimc_net_refuses_a_game_its_prior_was_not_trained_for() -> None:
-    game = _positions(Rules(num_players=3), seed=1, count=1)[0]
+    game = positions(Rules(num_players=3), seed=1, count=1)[0]
     with pytest.raises(PolicyError, match="num_players"):
         make_agent("pimc-net", samples=2).act(PlayerView(game, game.current))

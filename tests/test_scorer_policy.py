@@ -168,10 +168,8 @@ def test_config_trunk_without_features_needs_the_scorer() -> None:
     assert cfg.network.trunk_reads_features is False
 
 
-@pytest.mark.parametrize("gain", [1.0, 0.5])
-def test_score_gain_starts_each_score_on_its_own_logit(gain: float) -> None:
-    """With ``score_gain`` the action head's score block starts as ``gain`` x identity: each logit is the
-    trunk's part plus ``gain`` times that action's own score, nothing from the other actions' scores."""
+def _model_with_gain(gain):
+    """A small scored policy, as SB3 initialises it (no weights overwritten), with ``score_gain=gain``."""
     torch.set_num_threads(1)
     rules = Rules(num_players=2)
     env = AllFivesSingleSeatEnv(opponents=["greedy"], rules=rules, action_features=True)
@@ -179,6 +177,14 @@ def test_score_gain_starts_each_score_on_its_own_logit(gain: float) -> None:
     spec = scorer_spec(enc.slices["features"].start, 4 * enc.T, len(ACTION_FEATURES), [8], False, gain)
     model = sb3_contrib.MaskablePPO(ScoredMaskablePolicy, env, n_steps=64, batch_size=64, seed=0, device="cpu",
                                     policy_kwargs={"net_arch": {"pi": [16], "vf": [8]}, "action_scorer": spec})
+    return model, env
+
+
+@pytest.mark.parametrize("gain", [1.0, 0.5])
+def test_score_gain_starts_each_score_on_its_own_logit(gain: float) -> None:
+    """With ``score_gain`` the action head's score block starts as ``gain`` x identity: each logit is the
+    trunk's part plus ``gain`` times that action's own score, nothing from the other actions' scores."""
+    model, env = _model_with_gain(gain)
     p = model.policy
     n = env.action_space.n
     trunk = p.mlp_extractor.latent_dim_pi - n
@@ -194,13 +200,7 @@ def test_score_gain_starts_each_score_on_its_own_logit(gain: float) -> None:
 
 
 def test_score_gain_null_keeps_sb3s_start_and_is_checked() -> None:
-    torch.set_num_threads(1)
-    rules = Rules(num_players=2)
-    env = AllFivesSingleSeatEnv(opponents=["greedy"], rules=rules, action_features=True)
-    enc = ObservationEncoder(rules, action_features=True)
-    spec = scorer_spec(enc.slices["features"].start, 4 * enc.T, len(ACTION_FEATURES), [8], False, None)
-    model = sb3_contrib.MaskablePPO(ScoredMaskablePolicy, env, n_steps=64, batch_size=64, seed=0, device="cpu",
-                                    policy_kwargs={"net_arch": {"pi": [16], "vf": [8]}, "action_scorer": spec})
+    model, env = _model_with_gain(None)
     block = model.policy.action_net.weight[:, -env.action_space.n:]
     assert block.abs().max() < 0.05  # orthogonal at gain 0.01
     base = {"env": {"action_features": True}, "network": {"action_scorer": [8]}}
