@@ -205,12 +205,11 @@ class ObservationEncoder:
             view.n_played = n_played
         m = game.hands[seat]
         changed = m ^ view.hand_mask
-        if changed:
-            while changed:
-                low = changed & -changed
-                buf[low.bit_length() - 1] = 1.0 if m & low else 0.0
-                changed ^= low
-            view.hand_mask = m
+        while changed:
+            low = changed & -changed
+            buf[low.bit_length() - 1] = 1.0 if m & low else 0.0
+            changed ^= low
+        view.hand_mask = m
         # each check is a short list comparison; the slices it guards take a dozen stores to write
         if game.scores != view.scores or game.is_in != view.is_in:
             self._write_scores(game, seat, buf)

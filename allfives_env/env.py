@@ -16,7 +16,7 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from .core.errors import GameOverError, IllegalActionError, NotResetError, RulesError, short_repr
-from .core.events import Draw
+from .core.events import public_events
 from .core.actions import is_action_id
 from .core.deal import START_OPTION_KEYS, fixed_start
 from .core.game import Game
@@ -34,9 +34,6 @@ EPISODE_MODES = ("game", "hand")
 RESET_OPTION_KEYS = START_OPTION_KEYS
 #: PettingZoo's default bound on ``agent_iter()``: in effect, until every agent is done.
 AGENT_ITER_LIMIT = 2**63
-#: builds a Draw from a tuple of its fields without the NamedTuple's Python-level __new__ (as the game builds
-#: its events): the same value, one Python call less
-_new_draw = tuple.__new__
 
 
 def env(**kwargs: Any) -> AECEnv:
@@ -313,12 +310,8 @@ class raw_env(AECEnv):
 
     def _info(self, seat: int) -> dict[str, Any]:
         game = self.game
-        # public_view(e, seat) written out (it runs for every event of every step): another seat's drawn
-        # tile becomes -1 (a Draw built like the game builds its events, without the NamedTuple's
-        # Python-level __new__), every other event is passed on as it is
         return {
-            "events": [_new_draw(Draw, (e.seat, -1, e.forced)) if type(e) is Draw and e.seat != seat and e.tile >= 0
-                       else e for e in game.events[self._seen[seat]:]],
+            "events": public_events(game.events[self._seen[seat]:], seat),
             "scores": list(game.scores),
             "hand": game.hand_number,
         }

@@ -139,3 +139,23 @@ def test_board_keeps_its_count_and_counted_ends(trial: int) -> None:
         if board.size:
             assert game.events[-1].kind != "play" or game.events[-1].count == board.total
         game.step(game.legal[int(rng.integers(len(game.legal)))])
+
+
+@pytest.mark.parametrize("trial", range(4))
+def test_public_events_is_public_view_of_each_event(trial: int) -> None:
+    """The env's info and PlayerView.events read a whole log through public_events, which writes the test
+    out instead of calling public_view per event: the same events for every viewer (None: nobody's)."""
+    from allfives_env.core.events import public_events, public_view
+
+    rng = np.random.default_rng(500 + trial)
+    rules = wide_random_rules(rng)
+    game = Game(rules, seed=int(rng.integers(2**32)))
+    while not game.over:
+        game.step(game.legal[int(rng.integers(len(game.legal)))])
+    hidden = 0
+    for viewer in [None, *range(rules.num_players)]:
+        expected = [public_view(e, viewer) for e in game.events]
+        assert public_events(game.events, viewer) == expected
+        assert [type(e) for e in public_events(game.events, viewer)] == [type(e) for e in expected]
+        hidden += sum(a != b for a, b in zip(expected, game.events))
+    assert hidden, "some draws must be hidden from someone, or the test checks nothing"

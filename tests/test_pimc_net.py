@@ -29,7 +29,7 @@ def test_policy_evaluate_is_centred_log_probability_in_the_policys_order() -> No
         assert legal[int(np.argmax(values))] == agent.act(view)
         assert agent.evaluate(view, legal[::-1]) == values[::-1]
     with pytest.raises(PolicyError, match="not legal here"):
-        agent.evaluate(view, [max(legal) + 1 if max(legal) + 1 not in legal else 0])
+        agent.evaluate(view, [max(legal) + 1])
 
 
 def test_pimc_net_is_pimc_with_the_policy_prior() -> None:

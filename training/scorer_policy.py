@@ -60,7 +60,7 @@ class ScoredMlpExtractor(MlpExtractor):
 
     def __init__(self, feature_dim: int, net_arch: Any, activation_fn: type[nn.Module], device: Any,
                  n_actions: int, offset: int, placements: int, features: int, hidden: Sequence[int],
-                 trunk_reads_features: bool = True, score_gain: Optional[float] = None) -> None:
+                 trunk_reads_features: bool = True) -> None:
         end = offset + placements * features
         if end > feature_dim or n_actions < placements:
             raise ValueError(f"action scorer rows [{offset}, {end}) do not fit an "
@@ -139,9 +139,10 @@ class ScoredMaskablePolicy(FastMaskablePolicy):
         super().__init__(*args, **kwargs)
 
     def _build_mlp_extractor(self) -> None:
+        rows = {k: v for k, v in self.action_scorer.items() if k != "score_gain"}  # the head's start: _build
         self.mlp_extractor = ScoredMlpExtractor(self.features_dim, net_arch=self.net_arch,
                                                 activation_fn=self.activation_fn, device=self.device,
-                                                n_actions=int(self.action_space.n), **self.action_scorer)
+                                                n_actions=int(self.action_space.n), **rows)
 
     def _build(self, lr_schedule: Any) -> None:
         super()._build(lr_schedule)

@@ -38,10 +38,16 @@ class Agent:
     uses_hidden_information = False
 
     def __init__(self, seed: Optional[int] = None, **params: Any) -> None:
-        defaults = _init_defaults(type(self))
-        self.params = {k: v for k, v in params.items() if k not in defaults or defaults[k] != v}
+        self.params: dict[str, Any] = {}
+        self._record_params(**params)
         self.seed = seed
         self.rng = np.random.default_rng(seed)
+
+    def _record_params(self, **params: Any) -> None:
+        """Add parameters to :attr:`params`, leaving out those equal to the class's defaults: for a
+        subclass whose base's ``__init__`` does not know all its parameters (``pimc-net``'s over ``pimc``)."""
+        defaults = _init_defaults(type(self))
+        self.params.update({k: v for k, v in params.items() if k not in defaults or defaults[k] != v})
 
     def reset(self, seed: Optional[int] = None) -> None:
         """Start a new game; reseed the agent's own generator (None keeps it running)."""

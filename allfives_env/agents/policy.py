@@ -69,8 +69,7 @@ class PolicyAgent(Agent):
             self._encoder = ObservationEncoder(rules, self.policy.action_features)
 
     def _legal_logits(self, view: PlayerView) -> np.ndarray:
-        """The policy's logits of ``view.legal``."""
-        self._check_rules(view)
+        """The policy's logits of ``view.legal`` (the rules already checked: :meth:`_check_rules`)."""
         # our encoder's observations are float32, finite and of the policy's size: no need for logits()' checks
         return self.policy.forward(view.observation(self._encoder))[view.legal]
 
@@ -78,11 +77,12 @@ class PolicyAgent(Agent):
         """How much the policy prefers each of ``actions`` (legal actions of ``view``): its log-probability
         over the legal actions minus their mean, so an even policy gives 0 everywhere. This is what makes a
         policy a search prior (``pimc:prior=ppo-2p``, the ``pimc-net`` agent): ``pimc`` adds
-        ``prior_weight`` times these values to each candidate's mean rollout value."""
+        ``prior_weight`` times these values to each candidate's mean rollout value. The log-probabilities
+        are the logits less one log-normaliser shared by all moves, so centred they are the centred logits."""
+        self._check_rules(view)
         legal = view.legal
         z = self._legal_logits(view).astype(np.float64)
-        log_p = z - z.max() - math.log(float(np.exp(z - z.max()).sum()))
-        centred = dict(zip(legal, (log_p - log_p.mean()).tolist()))
+        centred = dict(zip(legal, (z - z.mean()).tolist()))
         missing = [a for a in actions if a not in centred]
         if missing:
             raise PolicyError(f"agent {self.name!r}: evaluate() got actions {missing} that are not legal here "

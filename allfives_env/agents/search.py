@@ -221,9 +221,7 @@ class PIMCNetAgent(PIMCAgent):
     ) -> None:
         super().__init__(seed, samples=samples, rollout=rollout, epsilon=epsilon, win_bonus=win_bonus, prior=prior,
                          prior_weight=prior_weight, engine=engine)
-        given = {"policy": policy, "policy_weight": policy_weight}  # pimc's __init__ knows only its own
-        defaults = {"policy": "ppo-2p", "policy_weight": PIMC_NET_POLICY_WEIGHT}
-        self.params.update({k: v for k, v in given.items() if v != defaults[k]})
+        self._record_params(policy=policy, policy_weight=policy_weight)  # pimc's __init__ records only its own
         if not math.isfinite(float(policy_weight)) or float(policy_weight) < 0:
             raise ValueError(f"policy_weight={policy_weight!r} is not allowed: give a finite number >= 0")
         from .registry import make_agent

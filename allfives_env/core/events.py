@@ -10,7 +10,7 @@ A :class:`Draw` carries the drawn tile, which only the drawer may see: :func:`pu
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Optional, Union
+from typing import Any, NamedTuple, Optional, Sequence, Union
 
 from .errors import DealError, ReplayError, short_repr
 from .tiles import TileSet
@@ -88,6 +88,17 @@ def public_view(event: Event, viewer: Optional[int]) -> Event:
     if type(event) is Draw and event.seat != viewer and event.tile >= 0:
         return Draw(event.seat, -1, event.forced)
     return event
+
+
+_new_record = tuple.__new__  # a NamedTuple from a tuple of all its fields, without its Python-level __new__
+
+
+def public_events(events: Sequence[Event], viewer: Optional[int]) -> list[Event]:
+    """:func:`public_view` of each event, as a list: one call for a whole log (the env's ``info`` and a
+    seat's :class:`~allfives_env.core.view.PlayerView` ask for one every step, so the test is written out
+    here instead of a call per event, and a hidden draw is built without the NamedTuple's ``__new__``)."""
+    return [_new_record(Draw, (e.seat, -1, e.forced)) if type(e) is Draw and e.seat != viewer and e.tile >= 0
+            else e for e in events]
 
 
 def event_to_dict(event: Event, tiles: TileSet) -> dict[str, Any]:

@@ -19,7 +19,7 @@ import numpy as np
 
 from .board import Board
 from .errors import AllFivesError
-from .events import Event, public_view
+from .events import Event, public_events
 from .game import Game
 from .rules import Rules
 from .tiles import TileSet
@@ -130,8 +130,7 @@ class PlayerView:
     @property
     def events(self) -> list[Event]:
         """The public event log of the whole game, other seats' drawn tiles hidden."""
-        seat = self.seat
-        return [public_view(e, seat) for e in self._game.events]
+        return public_events(self._game.events, self.seat)
 
     @property
     def hand_sizes(self) -> list[int]:

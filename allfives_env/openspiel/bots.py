@@ -91,10 +91,13 @@ class _OpenSpielAgent(SearchingAgent):
 
         self.fallbacks = 0  # decisions where no consistent world was found (a random legal move was played)
 
-    @staticmethod
-    def _positive(name: str, value: Any) -> None:
-        if not value > 0:
-            raise AgentError(f"{name}={value!r} is not allowed: give a positive number")
+    def _keep_search_params(self, sims: int, uct_c: float, rollouts: int, worlds: int, point_scale: float) -> None:
+        """Check the parameters both bots share (positive; ``worlds`` is the subclass's to check) and keep them."""
+        for name, value in (("sims", sims), ("rollouts", rollouts), ("uct_c", uct_c), ("point_scale", point_scale)):
+            if not value > 0:
+                raise AgentError(f"{name}={value!r} is not allowed: give a positive number")
+        self.sims, self.uct_c, self.rollouts, self.worlds = sims, float(uct_c), rollouts, worlds
+        self.point_scale = float(point_scale)
 
     def search(self, view: PlayerView, legal: list[int]) -> int:
         """The bot's move for ``view.seat``, searched in a world consistent with the view."""
@@ -129,13 +132,10 @@ class OpenSpielISMCTSAgent(_OpenSpielAgent):
     def __init__(self, seed: Optional[int] = None, sims: int = 100, uct_c: float = 2.0, rollouts: int = 1,
                  worlds: int = -1, point_scale: float = 25.0) -> None:
         super().__init__(seed, sims=sims, uct_c=uct_c, rollouts=rollouts, worlds=worlds, point_scale=point_scale)
-        for name, value in (("sims", sims), ("rollouts", rollouts), ("uct_c", uct_c), ("point_scale", point_scale)):
-            self._positive(name, value)
+        self._keep_search_params(sims, uct_c, rollouts, worlds, point_scale)
         if not (worlds == -1 or worlds >= 1):
             raise AgentError(f"worlds={worlds!r} is not allowed: give a positive number, or -1 (a new world every "
                              "simulation)")
-        self.sims, self.uct_c, self.rollouts, self.worlds = sims, float(uct_c), rollouts, worlds
-        self.point_scale = float(point_scale)
 
     def _search(self, state: Any, world_rng: np.random.Generator, random_state: np.random.RandomState) -> int:
         from open_spiel.python.algorithms import ismcts
@@ -162,13 +162,11 @@ class OpenSpielMCTSAgent(_OpenSpielAgent):
     def __init__(self, seed: Optional[int] = None, sims: int = 100, uct_c: float = 2.0, rollouts: int = 1,
                  worlds: int = 10, point_scale: float = 25.0) -> None:
         super().__init__(seed, sims=sims, uct_c=uct_c, rollouts=rollouts, worlds=worlds, point_scale=point_scale)
-        for name, value in (("sims", sims), ("rollouts", rollouts), ("uct_c", uct_c), ("point_scale", point_scale),
-                            ("worlds", worlds)):
-            self._positive(name, value)
+        self._keep_search_params(sims, uct_c, rollouts, worlds, point_scale)
+        if not worlds > 0:
+            raise AgentError(f"worlds={worlds!r} is not allowed: give a positive number")
         if worlds > sims:
             raise AgentError(f"worlds={worlds} is not allowed with sims={sims}: each world needs a simulation")
-        self.sims, self.uct_c, self.rollouts, self.worlds = sims, float(uct_c), rollouts, worlds
-        self.point_scale = float(point_scale)
 
     def _search(self, state: Any, world_rng: np.random.Generator, random_state: np.random.RandomState) -> int:
         from open_spiel.python.algorithms import mcts

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.events import Draw, Pass, Play, public_view
+from ..core.events import Draw, Pass, Play, public_events, public_view
 from .errors import OpenSpielStateError
 from .sampler import HandTranscript, replay_a_guess
 from .track import Track
@@ -40,7 +40,7 @@ def _seen(track: Track, player: int) -> tuple:
     game = track.game
     assert game is not None
     record = game.hand_records[-1]
-    events = tuple(public_view(e, player) for e in game.events[record.first_event:])
+    events = tuple(public_events(game.events[record.first_event:], player))
     return events, tuple(sorted(record.hands[player])), game.current, tuple(sorted(game.legal))
 
 
