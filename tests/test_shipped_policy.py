@@ -155,11 +155,12 @@ def _fixed_batch(players: int, n: int, seed: int, agent: Optional[Agent] = None
 # policy code moved into allfives_env/policy/ (issue 11): a refactor of the reader or the forward pass, or of
 # the observation it reads, must not change a single move. ppo-2p's was recorded again when issue 12's faster
 # recipe (configs/ppo_2p.yaml: trunk_reads_features: false, 128x128) rebuilt the shipped file, and when issue
-# 14 rebuilt it from random weights (network.score_gain); ppo-4p's when issue 14 rebuilt it with score_gain 1
+# 14 rebuilt it from random weights (network.score_gain); ppo-4p's when issue 14 rebuilt it with score_gain 1,
+# and again when it distilled pimc (imitation.teacher: pimc)
 ACTION_DIGESTS = {
     "ppo-2p": "c6ab382cd54ed51f5f4392221247f459db35efc01bb66bd56baa17f295340635",
     "ppo-3p": "0d4b603beee2a781f953a753b9abde1b3fd3b6528e8fe57bb7256fd0eb3f88bc",
-    "ppo-4p": "aa99135a5ad312fb20dae7778995330936644c662b555b9ed0d4d98ddb629af8",
+    "ppo-4p": "a75235868838e1c5f55ec092489fdf23171c23676010132dc701f32b9df0a569",
 }
 
 
