@@ -39,7 +39,7 @@ def test_demonstrations_are_legal_reproducible_and_carry_game_returns() -> None:
     assert len(split) == 300 and all(split.masks[i, a] for i, a in enumerate(split.actions))
 
 
-def test_a_search_teacher_records_its_own_choices_reproducibly() -> None:
+def test_a_search_teacher_records_legal_reproducible_demonstrations() -> None:
     """configs/ppo_4p.yaml distils pimc: its labels must be legal and the same for the same seed (a rebuild
     of the shipped file depends on it), in the 4-player game it ships for."""
     env = {"rules": Rules(num_players=4, target=60), "reward": "points", "action_features": True,
