@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
+from typing import Any, Optional
 
 import numpy as np
 import pytest
@@ -168,7 +169,7 @@ def test_config_trunk_without_features_needs_the_scorer() -> None:
     assert cfg.network.trunk_reads_features is False
 
 
-def _model_with_gain(gain):
+def _model_with_gain(gain: Optional[float]) -> tuple[Any, AllFivesSingleSeatEnv]:
     """A small scored policy, as SB3 initialises it (no weights overwritten), with ``score_gain=gain``."""
     torch.set_num_threads(1)
     rules = Rules(num_players=2)

@@ -21,6 +21,9 @@ from allfives_env.policy import (
 )
 from tests.helpers import with_other_hidden_tiles
 
+#: each shipped policy and the number of players it was trained for
+SHIPPED_PLAYERS = [("ppo-2p", 2), ("ppo-3p", 3), ("ppo-4p", 4)]
+
 
 def test_registered_by_name_with_a_short_spec() -> None:
     assert set(SHIPPED_POLICIES) == {"ppo-2p", "ppo-3p", "ppo-4p"} and set(SHIPPED_POLICIES) <= set(agent_names())
@@ -34,7 +37,7 @@ def test_registered_by_name_with_a_short_spec() -> None:
         shipped_policy_path("ppo-9p")
 
 
-@pytest.mark.parametrize("name, players", [("ppo-2p", 2), ("ppo-3p", 3), ("ppo-4p", 4)])
+@pytest.mark.parametrize("name, players", SHIPPED_PLAYERS)
 def test_the_file_says_how_it_was_made(name: str, players: int) -> None:
     header = read_policy_header(shipped_policy_path(name))
     assert header["rules"]["num_players"] == players and header["action_features"] is True
@@ -42,7 +45,7 @@ def test_the_file_says_how_it_was_made(name: str, players: int) -> None:
     assert meta["config"]["name"] == name.replace("-", "_") and meta["step"] > 0
 
 
-@pytest.mark.parametrize("name, players", [("ppo-2p", 2), ("ppo-3p", 3), ("ppo-4p", 4)])
+@pytest.mark.parametrize("name, players", SHIPPED_PLAYERS)
 def test_the_checked_load_plays_the_files_weights_unchanged(name: str, players: int) -> None:
     """Validation at load must not alter what is played: the arrays are the file's, bit for bit, and the
     logits are those of a plain forward pass written out here (relu MLP + shared placement scorer)."""
@@ -74,24 +77,19 @@ def test_the_checked_load_plays_the_files_weights_unchanged(name: str, players: 
     np.testing.assert_allclose(policy.logits(x), expected, rtol=1e-5, atol=1e-4)
 
 
-def test_the_partnership_policy_plays_four_player_games() -> None:
-    rules = Rules(num_players=4)
+@pytest.mark.parametrize("name, seats", [
+    ("ppo-3p", ["ppo-3p", "expert", "greedy"]),            # cut-throat: one seat against any two
+    ("ppo-4p", ["ppo-4p", "expert", "ppo-4p", "expert"]),  # partnership: both seats of team 0+2
+])
+def test_the_policies_for_more_players_play_their_games(name: str, seats: list[str]) -> None:
+    rules = Rules(num_players=len(seats))
+    ours = [s for s, spec in enumerate(seats) if spec == name]
     for seed in range(2):
-        agents = [make_agent("ppo-4p", seed=0), make_agent("expert", seed=1)] * 2
-        result = play_game(rules, agents, seed=seed)
-        assert result.winner in (0, 1, None) and result.decisions[0] > 0 and result.decisions[2] > 0
-    with pytest.raises(PolicyError, match="trained for num_players=4, but this game has num_players=2"):
-        play_game(Rules(num_players=2), [make_agent("ppo-4p"), make_agent("random")], seed=0)
-
-
-def test_the_three_player_policy_plays_three_player_games() -> None:
-    rules = Rules(num_players=3)
-    for seed in range(2):
-        agents = [make_agent("ppo-3p", seed=0), make_agent("expert", seed=1), make_agent("greedy", seed=2)]
-        result = play_game(rules, agents, seed=seed)
-        assert result.winner in (0, 1, 2, None) and result.decisions[0] > 0
-    with pytest.raises(PolicyError, match="trained for num_players=3, but this game has num_players=2"):
-        play_game(Rules(num_players=2), [make_agent("ppo-3p"), make_agent("random")], seed=0)
+        result = play_game(rules, [make_agent(spec, seed=s) for s, spec in enumerate(seats)], seed=seed)
+        assert result.winner in {rules.side_of(s) for s in range(len(seats))} | {None}
+        assert all(result.decisions[s] > 0 for s in ours)
+    with pytest.raises(PolicyError, match=f"trained for num_players={len(seats)}, but this game has num_players=2"):
+        play_game(Rules(num_players=2), [make_agent(name), make_agent("random")], seed=0)
 
 
 def test_plays_whole_games_legally_against_the_ladder() -> None:
@@ -164,7 +162,7 @@ ACTION_DIGESTS = {
 }
 
 
-@pytest.mark.parametrize("name, players", [("ppo-2p", 2), ("ppo-3p", 3), ("ppo-4p", 4)])
+@pytest.mark.parametrize("name, players", SHIPPED_PLAYERS)
 def test_the_shipped_policies_pick_the_recorded_moves(name: str, players: int) -> None:
     obs, masks, _ = _fixed_batch(players, 1000, 11)
     actions = load_policy(shipped_policy_path(name)).predict(obs, masks).astype(np.int64)
