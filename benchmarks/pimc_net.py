@@ -14,17 +14,15 @@ in :data:`allfives_env.agents.search.PIMC_NET_POLICY_WEIGHT` came from such a sw
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # search_vs_pimc, run as a script
 
 
 def main(argv: list[str] | None = None) -> int:
-    from allfives_env.core.rules import Rules
-    from allfives_env.evaluation import evaluate
+    from search_vs_pimc import HEADER, run_rows
 
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--weights", type=float, nargs="+", default=[1.0], help="policy weights to try (points per nat)")
@@ -36,27 +34,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--processes", type=int, default=2, help="worker processes (default 2)")
     p.add_argument("--json", help="also write the rows to this JSON file")
     args = p.parse_args(argv)
-    rules = Rules(num_players=args.players)
-    base = f"pimc:samples={args.samples}"
-    print("| policy weight | games | win rate of pimc-net [95% CI] | points/hand [95% CI] | ms/move pimc-net | "
-          "ms/move pimc | wall |\n|---:|---:|---|---|---:|---:|---:|", flush=True)
-    rows = []
-    for w in args.weights:
-        spec = f"pimc-net:samples={args.samples},policy={args.policy},policy_weight={w}"
-        t0 = time.perf_counter()
-        m = evaluate([spec, base], rules, games=args.games, seed=args.seed, processes=args.processes, progress=False)
-        wall = time.perf_counter() - t0
-        row = {"policy_weight": w, "spec": spec, "opponent": base, "games": m.games, "seed": args.seed,
-               "win_rate": m.win_rate, "win_rate_ci": list(m.win_rate_ci), "points_per_hand": m.points_per_hand,
-               "points_per_hand_ci": list(m.points_per_hand_ci), "think_ms": list(m.think_ms),
-               "wall_seconds": round(wall, 1)}
-        rows.append(row)
-        lo, hi = m.win_rate_ci
-        plo, phi = m.points_per_hand_ci
-        print(f"| {w:g} | {m.games} | {m.win_rate:.1%} [{lo:.1%}, {hi:.1%}] | {m.points_per_hand:+.2f} "
-              f"[{plo:+.2f}, {phi:+.2f}] | {m.think_ms[0]:.2f} | {m.think_ms[1]:.2f} | {wall:.0f} s |", flush=True)
-    if args.json:
-        Path(args.json).write_text(json.dumps({"rows": rows}, indent=1) + "\n")
+    specs = [(f"{w:g}", f"pimc-net:samples={args.samples},policy={args.policy},policy_weight={w}") for w in args.weights]
+    run_rows(specs, f"pimc:samples={args.samples}", args.players, args.games, [args.seed], args.processes, args.json,
+             header=HEADER.replace("| agent |", "| policy weight |", 1))
     return 0
 
 

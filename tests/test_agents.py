@@ -28,7 +28,7 @@ from allfives_env.match import play_game
 from allfives_env.policy import SHIPPED_POLICIES
 from tests.helpers import with_other_hidden_tiles
 
-FAST = {"pimc": {"samples": 4}, "oracle": {"samples": 2},
+FAST = {"pimc": {"samples": 4}, "pimc-sift": {"samples": 8, "min_samples": 4}, "oracle": {"samples": 2},
         "openspiel-ismcts": {"sims": 5}, "openspiel-mcts": {"sims": 5, "worlds": 1}}
 RULE_SETS = [
     pytest.param({"num_players": 2}, id="2p"),

@@ -63,17 +63,18 @@ def test_a_record_written_from_a_view_plays_on_like_the_determinized_game(option
             assert record_state(rec, rules.num_sides) == game_state(fork)
 
 
+@pytest.mark.parametrize("rollout", ["greedy", "expert"])
 @pytest.mark.parametrize("options", VARIANTS)
-def test_compiled_rollout_values_equal_the_python_search_on_the_same_guess(options: dict) -> None:
+def test_compiled_rollout_values_equal_the_python_search_on_the_same_guess(options: dict, rollout: str) -> None:
     rules = Rules(**options)
     rng = np.random.default_rng(2)
-    reference = PIMCAgent(seed=0, prior="none", engine="python")
+    reference = PIMCAgent(seed=0, prior="none", engine="python", rollout=rollout)
     for game in positions(rules, seed=5, count=10):
         view = PlayerView(game, game.current)
         hands, boneyard = sample_hidden(view, rng)
         fork = view.determinized(hands, boneyard)
         expected = [reference._evaluate(fork, view.seat, a) for a in view.legal]
-        got = search_values(view, view.legal, 1, hidden=(hands, boneyard))
+        got = search_values(view, view.legal, 1, rollout=rollout, hidden=(hands, boneyard))
         assert got.tolist() == expected
 
 

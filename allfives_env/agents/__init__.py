@@ -18,7 +18,7 @@ from .base import Agent, OracleView, PlayerView
 from .basic import DefensiveAgent, GreedyAgent, RandomAgent
 from .expert import ExpertAgent
 from .policy import PolicyAgent, ShippedPolicyAgent, shipped_agent_classes
-from .search import OracleAgent, PIMCAgent, PIMCNetAgent, sample_hidden
+from .search import OracleAgent, PIMCAgent, PIMCNetAgent, PIMCSiftAgent, sample_hidden
 from .registry import AgentError, agent_names, describe_agents, make_agent, parse_agent_spec, register_agent
 
 register_agent("random", RandomAgent, "uniform over the legal actions")
@@ -26,6 +26,8 @@ register_agent("greedy", GreedyAgent, "the placement that scores most now; ties 
 register_agent("defensive", DefensiveAgent, "points now minus the next player's best possible reply")
 register_agent("expert", ExpertAgent, "a hand-written heuristic: score, deny, block, follow up, shed; tunable weights")
 register_agent("pimc", PIMCAgent, "determinized Monte-Carlo search over sampled hidden tiles (samples=200)")
+register_agent("pimc-sift", PIMCSiftAgent,
+               "pimc with expert rollouts and successive elimination of candidates (samples<=80): stronger, same think time")
 register_agent("pimc-net", PIMCNetAgent, "pimc whose prior adds a trained policy's preferences (policy=ppo-2p, policy_weight=1)")
 register_agent("oracle", OracleAgent, "ANALYSIS ONLY: the pimc search on the true hidden tiles")
 register_agent("ppo", PolicyAgent, "a trained policy file (numpy only): path=FILE.npz, sample=false, temperature=1")
@@ -64,6 +66,6 @@ register_agent("openspiel-mcts", openspiel_mcts,
 
 __all__ = [
     "Agent", "AgentError", "DefensiveAgent", "ExpertAgent", "GreedyAgent", "OracleAgent", "OracleView", "PIMCAgent", "PlayerView",
-    "PIMCNetAgent", "PolicyAgent", "RandomAgent", "ShippedPolicyAgent", "sample_hidden",
+    "PIMCNetAgent", "PIMCSiftAgent", "PolicyAgent", "RandomAgent", "ShippedPolicyAgent", "sample_hidden",
     "agent_names", "describe_agents", "make_agent", "parse_agent_spec", "register_agent",
 ]

@@ -16,7 +16,17 @@ knowledge of the guess); ``prior="none"`` gives the plain search.
 for analysis only: an upper reference for what perfect knowledge is worth.
 
 Rollout policies: ``greedy`` (most points now, ties to the heaviest tile; deterministic), ``random``,
-and ``epsilon`` (greedy, but a uniformly random move with probability ``epsilon``).
+``epsilon`` (greedy, but a uniformly random move with probability ``epsilon``) and ``expert`` (the
+``expert`` agent for every seat, each reading only what it would see in play; deterministic, about eight
+times the cost of ``greedy``).
+
+Fixed or sifted guesses: by default every candidate is played out on all ``samples`` guesses. With
+``min_samples`` (batch engine), the search eliminates as it goes: after every ``min_samples`` guesses a
+candidate is dropped once the leader beats it by more than ``z`` standard errors of their paired
+difference, counting anything within ``delta`` points as no loss, and it stops when one candidate is
+left or after ``samples`` guesses. Clear decisions then cost a few guesses and close ones up to
+``samples``. ``pimc-sift`` is ``pimc`` with ``expert`` rollouts and this elimination: the expensive
+rollouts fit in ``pimc``'s think time because most decisions are clear.
 
 Engines: by default (``engine="batch"``) the guesses and rollouts run compiled, on the batch engine, in
 one call per decision (:mod:`allfives_env.batch.search`, whose values agree exactly with the Python
@@ -36,7 +46,7 @@ from ..core.game import Game
 from ..core.outcome import zero_sum_share
 from .base import OracleView, PlayerView, SearchingAgent
 
-ROLLOUTS = ("greedy", "random", "epsilon")
+ROLLOUTS = ("greedy", "random", "epsilon", "expert")
 ENGINES = ("batch", "python")
 #: The batch search's stream is seeded per decision with a draw below this from the agent's generator.
 _STREAM_SEEDS = 1 << 63
@@ -50,12 +60,15 @@ PIMC_NET_POLICY_WEIGHT = 1.0
 class PIMCAgent(SearchingAgent):
     """Determinized Monte-Carlo search over sampled hidden tiles.
 
-    Parameters: ``samples`` (guesses per decision, default 200), ``rollout`` (policy, see module doc),
-    ``epsilon`` (for the epsilon rollout), ``win_bonus`` (value of winning the game during a rollout, in
-    targets; default 1), ``prior`` (an agent with ``evaluate(view, actions)`` whose values, times
-    ``prior_weight``, are added to each candidate's mean rollout value; default ``"expert"``, ``"none"``
-    for the plain search), ``engine`` (``"batch"``, compiled, or ``"python"``, the reference; see the
-    module doc). ``seconds_per_move`` reports the average think time so far.
+    Parameters: ``samples`` (guesses per decision, default 200; the most with ``min_samples``),
+    ``rollout`` (policy, see module doc), ``epsilon`` (for the epsilon rollout), ``win_bonus`` (value of
+    winning the game during a rollout, in targets; default 1), ``prior`` (an agent with
+    ``evaluate(view, actions)`` whose values, times ``prior_weight``, are added to each candidate's mean
+    rollout value; default ``"expert"``, ``"none"`` for the plain search), ``engine`` (``"batch"``,
+    compiled, or ``"python"``, the reference; see the module doc), ``min_samples`` (0: every candidate
+    on all ``samples`` guesses; else the elimination round, see the module doc; batch engine only), ``z``
+    and ``delta`` (the elimination's confidence, in standard errors, and indifference margin, in
+    points). ``seconds_per_move`` reports the average think time so far, ``guesses`` the guesses dealt.
     """
 
     name = "pimc"
@@ -70,10 +83,13 @@ class PIMCAgent(SearchingAgent):
         prior: Optional[str] = "expert",
         prior_weight: float = 1.0,
         engine: str = "batch",
+        min_samples: int = 0,
+        z: float = 2.0,
+        delta: float = 0.0,
     ) -> None:
         prior = "none" if prior in (None, "none", "None", "") else prior
         super().__init__(seed, samples=samples, rollout=rollout, epsilon=epsilon, win_bonus=win_bonus, prior=prior,
-                         prior_weight=prior_weight, engine=engine)
+                         prior_weight=prior_weight, engine=engine, min_samples=min_samples, z=z, delta=delta)
         if not isinstance(samples, int) or isinstance(samples, bool) or samples < 1:
             raise ValueError(f"samples={samples!r} is not allowed: give a positive integer")
         if rollout not in ROLLOUTS:
@@ -82,26 +98,47 @@ class PIMCAgent(SearchingAgent):
             raise ValueError(f"epsilon={epsilon!r} is not allowed: give a probability in [0, 1]")
         if engine not in ENGINES:
             raise ValueError(f"engine={engine!r} is not allowed: choose one of {list(ENGINES)}")
+        if not isinstance(min_samples, int) or isinstance(min_samples, bool) or min_samples < 0:
+            raise ValueError(f"min_samples={min_samples!r} is not allowed: give 0 (no elimination) or a positive integer")
+        if min_samples and engine != "batch":
+            raise ValueError(f"min_samples={min_samples!r} needs engine='batch': the elimination runs compiled only")
+        if not (math.isfinite(float(z)) and float(z) > 0):
+            raise ValueError(f"z={z!r} is not allowed: give a finite number > 0 (standard errors)")
+        if not (math.isfinite(float(delta)) and float(delta) >= 0):
+            raise ValueError(f"delta={delta!r} is not allowed: give a finite number >= 0 (points)")
         self.engine = engine
+        self.min_samples = min_samples
+        self.z = float(z)
+        self.delta = float(delta)
+        self.guesses = 0
         self.samples = samples
         self.rollout = rollout
         self.epsilon = float(epsilon)
         self.win_bonus = float(win_bonus)
         self.prior_weight = float(prior_weight)
         self._prior = None
+        # the plain expert prior is computed inside the compiled elimination (the same values, no Python call)
+        self._expert_prior = prior == "expert"
         if prior != "none":
             from .registry import make_agent
 
             self._prior = make_agent(prior, seed=seed)
             if not hasattr(self._prior, "evaluate"):
                 raise ValueError(f"prior={prior!r} has no evaluate(view, actions) method (try 'expert')")
+        self._rollout_expert = None
+        if rollout == "expert" and engine == "python":
+            from .expert import ExpertAgent
+
+            self._rollout_expert = ExpertAgent(seed=0)
 
     # ------------------------------------------------------------------ acting
     def search(self, view: PlayerView, legal: list[int]) -> int:
         """The candidate with the best total rollout value over the guesses plus the prior (ties at random)."""
         samples = self.samples
-        if self.uses_hidden_information and self.rollout == "greedy":
+        if self.uses_hidden_information and self.rollout in ("greedy", "expert"):
             samples = 1  # the oracle with deterministic rollouts sees the same game every time
+        if self.min_samples and samples > 1:
+            return self._sifted(view, legal, samples)
         if self.engine == "batch":
             totals = self._batch_totals(view, legal, samples)
         else:
@@ -115,15 +152,48 @@ class PIMCAgent(SearchingAgent):
         ties = [a for a, t in zip(legal, totals) if t == best]
         return ties[0] if len(ties) == 1 else ties[int(self.rng.integers(len(ties)))]
 
+    def _sifted(self, view: PlayerView, legal: list[int], samples: int) -> int:
+        """The best live candidate (mean plus prior) of the compiled successive-elimination search."""
+        from ..batch.search import sifted_values
+
+        draw = view.draw_action
+        placements = [a for a in legal if a != draw]
+        if self._expert_prior:
+            given = self._extra_prior_values(view, placements)
+        else:
+            given = self._prior_values(view, placements)
+        given = given or {}
+        seed = int(self.rng.integers(_STREAM_SEEDS))
+        found = sifted_values(view, legal, [given.get(a, 0.0) for a in legal], self.min_samples, samples, self.z,
+                              self.delta, self.rollout, self.epsilon, self.win_bonus, seed,
+                              expert_weight=self.prior_weight if self._expert_prior else 0.0,
+                              hidden=self._hidden(view))
+        self.guesses += found.guesses
+        scores = [m + p if live else -math.inf
+                  for m, p, live in zip(found.means.tolist(), found.prior.tolist(), found.alive.tolist())]
+        best = max(scores)
+        ties = [a for a, t in zip(legal, scores) if t == best]
+        return ties[0] if len(ties) == 1 else ties[int(self.rng.integers(len(ties)))]
+
     def _prior_values(self, view: PlayerView, placements: list[int]) -> Optional[dict[int, float]]:
-        """The prior's value of each placement in points (times ``prior_weight``), or None without one."""
+        """The prior's value of each placement in points (times ``prior_weight``) plus any extra term
+        (:meth:`_extra_prior_values`), or None without either."""
+        extra = self._extra_prior_values(view, placements)
         if self._prior is None:
-            return None
-        return {a: self.prior_weight * v for a, v in zip(placements, self._prior.evaluate(view, placements))}
+            return extra
+        values = {a: self.prior_weight * v for a, v in zip(placements, self._prior.evaluate(view, placements))}
+        if extra:
+            values = {a: v + extra.get(a, 0.0) for a, v in values.items()}
+        return values
+
+    def _extra_prior_values(self, view: PlayerView, placements: list[int]) -> Optional[dict[int, float]]:
+        """Values added to the prior's: none here (``pimc-net`` adds its network's)."""
+        return None
 
     def _python_totals(self, view: PlayerView, legal: list[int], samples: int) -> list[float]:
         """The summed rollout values of every candidate over ``samples`` guesses, on Python forks."""
         totals = [0.0] * len(legal)
+        self.guesses += samples
         for _ in range(samples):
             guess = self._guess(view)
             for i, action in enumerate(legal):
@@ -135,6 +205,7 @@ class PIMCAgent(SearchingAgent):
         from ..batch.search import search_values
 
         seed = int(self.rng.integers(_STREAM_SEEDS))
+        self.guesses += samples
         values = search_values(view, legal, samples, self.rollout, self.epsilon, self.win_bonus, seed,
                                hidden=self._hidden(view))
         return values.tolist()
@@ -174,6 +245,9 @@ class PIMCAgent(SearchingAgent):
             if len(legal) == 1:
                 step(legal[0])
                 continue
+            if policy == "expert":
+                step(self._expert_rollout_move(game, legal))
+                continue
             if policy == "random" or (policy == "epsilon" and rng.random() < eps):
                 step(legal[int(rng.integers(len(legal)))])
                 continue
@@ -190,6 +264,49 @@ class PIMCAgent(SearchingAgent):
                     best_key = key
                     best = action
             step(best)
+
+
+    def _expert_rollout_move(self, game: Game, legal: tuple[int, ...]) -> int:
+        """The expert rollout's move (as the compiled ``expert_action``): the draw when it is all that is
+        legal, else the first in legal order of the placements best by (expert value, tile pips)."""
+        draw = game.draw_action
+        placements = [a for a in legal if a != draw]
+        if len(placements) <= 1:
+            return placements[0] if placements else legal[0]
+        values = self._rollout_expert.evaluate(PlayerView(game, game.current), placements)
+        pips = game.tiles.pips
+        best, best_key = placements[0], None
+        for action, value in zip(placements, values):
+            key = (value, pips[action >> 2])
+            if best_key is None or key > best_key:
+                best, best_key = action, key
+        return best
+
+
+class PIMCSiftAgent(PIMCAgent):
+    """``pimc`` with ``expert`` rollouts and successive elimination (see the module doc): a stronger
+    search in about ``pimc``'s think time. The defaults (``samples=80``, ``min_samples=8``, ``z=1.5``,
+    ``delta=1``) were picked in ``benchmarks/pimc_sift.py`` matches against ``pimc``; every ``pimc``
+    parameter can be changed."""
+
+    name = "pimc-sift"
+
+    def __init__(
+        self,
+        seed: Optional[int] = None,
+        samples: int = 80,
+        rollout: str = "expert",
+        epsilon: float = 0.1,
+        win_bonus: float = 1.0,
+        prior: Optional[str] = "expert",
+        prior_weight: float = 1.0,
+        engine: str = "batch",
+        min_samples: int = 8,
+        z: float = 1.5,
+        delta: float = 1.0,
+    ) -> None:
+        super().__init__(seed, samples=samples, rollout=rollout, epsilon=epsilon, win_bonus=win_bonus, prior=prior,
+                         prior_weight=prior_weight, engine=engine, min_samples=min_samples, z=z, delta=delta)
 
 
 class PIMCNetAgent(PIMCAgent):
@@ -216,11 +333,14 @@ class PIMCNetAgent(PIMCAgent):
         prior: Optional[str] = "expert",
         prior_weight: float = 1.0,
         engine: str = "batch",
+        min_samples: int = 0,
+        z: float = 2.0,
+        delta: float = 0.0,
         policy: str = "ppo-2p",
         policy_weight: float = PIMC_NET_POLICY_WEIGHT,
     ) -> None:
         super().__init__(seed, samples=samples, rollout=rollout, epsilon=epsilon, win_bonus=win_bonus, prior=prior,
-                         prior_weight=prior_weight, engine=engine)
+                         prior_weight=prior_weight, engine=engine, min_samples=min_samples, z=z, delta=delta)
         self._record_params(policy=policy, policy_weight=policy_weight)  # pimc's __init__ records only its own
         if not math.isfinite(float(policy_weight)) or float(policy_weight) < 0:
             raise ValueError(f"policy_weight={policy_weight!r} is not allowed: give a finite number >= 0")
@@ -231,12 +351,12 @@ class PIMCNetAgent(PIMCAgent):
             raise ValueError(f"policy={policy!r} is not a trained policy agent (try 'ppo-2p' or 'ppo:path=FILE.npz')")
         self.policy_weight = float(policy_weight)
 
-    def _prior_values(self, view: PlayerView, placements: list[int]) -> Optional[dict[int, float]]:
-        values = super()._prior_values(view, placements) or {}
-        if self.policy_weight:
-            net = self._policy.evaluate(view, placements)
-            values = {a: values.get(a, 0.0) + self.policy_weight * v for a, v in zip(placements, net)}
-        return values
+    def _extra_prior_values(self, view: PlayerView, placements: list[int]) -> Optional[dict[int, float]]:
+        """``policy_weight`` times the network's log-probability of each placement minus their mean."""
+        if not self.policy_weight:
+            return None
+        net = self._policy.evaluate(view, placements)
+        return {a: self.policy_weight * v for a, v in zip(placements, net)}
 
 
 class OracleAgent(PIMCAgent):

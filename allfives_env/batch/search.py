@@ -12,6 +12,12 @@ plus or minus ``win_bonus`` targets when the game is won in the rollout (:func:`
 totals over the guesses come back to the agent, which adds its prior. The values equal the Python
 search's on the same guess exactly (``tests/test_batch_search.py``).
 
+Rollouts: ``greedy``, ``random``, ``epsilon`` and ``expert`` (:func:`expert_action`: the batch
+``expert`` agent's analysis for the seat to act, reading only what that seat sees, ties to the first in
+legal order so that the Python reference makes the same move). :func:`sifted_search` is the same search
+with successive elimination of candidates (``pimc``'s ``min_samples``; ``pimc-sift``), and the ``expert``
+prior computed in the kernel (:func:`add_expert_prior`, the Python agent's values exactly).
+
 Randomness is the search's own splitmix64 stream (a one-element ``uint64`` state the caller seeds), so
 a decision is a function of the public position and the seed alone; the Python search draws from numpy
 instead, so the two engines make the same kind of choices, not bit-identical ones.
@@ -32,13 +38,16 @@ from .dealing import GOLDEN, SHIFT32, mix64
 from .layout import (
     BONEYARD, DRAW_ACTION, HIGH_AT, LOW_AT, NUM_PLAYERS, NUM_SIDES, PIPS_AT, TARGET, TILE_COUNT, log_width,
 )
+from ..expert_weights import DEFAULT_WEIGHTS
+from .agents import EXPERT, WEIGHT_NAMES, collect_placements, game_values, mark_best
+from .analysis import ACTIONS, make_work
 from .kernels import step_games
 from .play import advance, side_of
 from .position import position_record, public_vector, record_dtype, search_rules, sync_hand_bits, write_position
 
 #: Rollout policies by the code the kernels take.
-ROLLOUT_CODES = {"greedy": 0, "random": 1, "epsilon": 2}
-GREEDY, RANDOM, EPSILON = 0, 1, 2
+ROLLOUT_CODES = {"greedy": 0, "random": 1, "epsilon": 2, "expert": 3}
+GREEDY, RANDOM, EPSILON, EXPERT_ROLLOUT = 0, 1, 2, 3
 #: The greedy rollout's key: points times this (above any tile's pips) plus the tile's pips.
 POINTS_OVER_PIPS = 64
 #: Shuffles of the unseen tiles tried before the void constraints are dropped (as ``sample_hidden``).
@@ -168,12 +177,34 @@ def greedy_action(g, R: np.ndarray) -> int:
 
 
 @njit(cache=True)
-def rollout_action(g, R: np.ndarray, policy: int, epsilon: float, state: np.ndarray) -> int:
+def expert_action(g, R: np.ndarray, X) -> int:
+    """The ``expert`` agent's move for the seat to act in ``g``, from what that seat sees (the other hands
+    of a guess are unseen to it, as in play): the draw when it is all that is legal, a single placement as
+    it is, else the first in legal order of its best placements by (value, tile pips). ``X``:
+    :attr:`SearchKit.expert`. Deterministic, so the Python reference makes the same move."""
+    W, ints, floats, after, rows, values, tied = X
+    m = collect_placements(g, R, ints[ACTIONS])
+    if m == 0:
+        return np.int64(g.legal[0])
+    if m > 1:
+        game_values(g, R, EXPERT, W, ints, floats, after, rows, values)
+        mark_best(R, ints[ACTIONS], values, m, tied)
+        for j in range(m):
+            if tied[j]:
+                return np.int64(ints[ACTIONS, j])
+    return np.int64(ints[ACTIONS, 0])
+
+
+@njit(cache=True)
+def rollout_action(g, R: np.ndarray, policy: int, epsilon: float, state: np.ndarray, X) -> int:
     """The rollout policy's move in ``g``: a forced move as it is; else ``random`` picks uniformly,
-    ``epsilon`` does so with probability ``epsilon`` and is greedy otherwise, ``greedy`` always is."""
+    ``epsilon`` does so with probability ``epsilon`` and is greedy otherwise, ``greedy`` always is, and
+    ``expert`` plays :func:`expert_action`."""
     n = g.n_legal
     if n == 1:
         return np.int64(g.legal[0])
+    if policy == EXPERT_ROLLOUT:
+        return expert_action(g, R, X)
     if policy == RANDOM or (policy == EPSILON and uniform(state) < epsilon):
         return np.int64(g.legal[below(state, n)])
     return greedy_action(g, R)
@@ -199,8 +230,20 @@ def rollout_value(g, R: np.ndarray, before: np.ndarray, seat: int, win_bonus: fl
 
 
 @njit(cache=True)
+def play_out(S, R, action, policy, epsilon, state, X, elog, before, seat, win_bonus) -> float:
+    """Play ``action`` on a copy (``S[2]``) of the guess ``S[1]``, then the rollout policy to the end of
+    the hand; the :func:`rollout_value` for ``seat``."""
+    S[2] = S[1]
+    g = S[2]
+    advance(g, R, action, elog)
+    while not g.over:
+        advance(g, R, rollout_action(g, R, policy, epsilon, state, X), elog)
+    return rollout_value(g, R, before, seat, win_bonus)
+
+
+@njit(cache=True)
 def search_totals(S, R, pub, candidates, samples, deal, policy, epsilon, win_bonus, state, tries, elog,
-                  totals) -> bool:
+                  totals, X) -> bool:
     """Add to ``totals[i]`` the rollout values of ``candidates[i]`` over ``samples`` guesses of the
     position of the public vector ``pub`` (written into ``S[0]``; guessed into ``S[1]`` when ``deal``,
     else taken as it is), each candidate played on a copy (``S[2]``). False when the hidden tiles could
@@ -219,13 +262,100 @@ def search_totals(S, R, pub, candidates, samples, deal, policy, epsilon, win_bon
         if deal and not deal_hidden(S[1], R, unseen[:n], order[:k], pool, state, tries):
             return False
         for i in range(candidates.shape[0]):
-            S[2] = S[1]
-            g = S[2]
-            advance(g, R, candidates[i], elog)
-            while not g.over:  # the rollout, to the end of the hand
-                advance(g, R, rollout_action(g, R, policy, epsilon, state), elog)
-            totals[i] += rollout_value(g, R, before, seat, win_bonus)
+            totals[i] += play_out(S, R, candidates[i], policy, epsilon, state, X, elog, before, seat, win_bonus)
     return True
+
+
+@njit(cache=True)
+def add_expert_prior(S, R, candidates, weight, X, prior) -> None:
+    """Add ``weight`` times the ``expert`` agent's value of each placement among ``candidates`` in the
+    position ``S[0]`` to ``prior`` (the same values as the Python ``ExpertAgent.evaluate``; a draw gets
+    none)."""
+    W, ints, floats, after, rows, values, tied = X
+    m = game_values(S[0], R, EXPERT, W, ints, floats, after, rows, values)
+    for i in range(candidates.shape[0]):
+        for j in range(m):
+            if ints[ACTIONS, j] == candidates[i]:
+                prior[i] += weight * values[j]
+
+
+@njit(cache=True)
+def sifted_search(S, R, pub, candidates, prior, expert_weight, min_samples, max_samples, z, delta, deal, policy,
+                  epsilon, win_bonus, state, tries, elog, X, sampled, alive, means) -> int:
+    """Successive elimination over guesses, for ``pimc`` with ``min_samples``: each guess is dealt as in
+    :func:`search_totals` and every candidate still in the running (``alive``) is played out on it.
+    After every ``min_samples`` guesses the leader is the live candidate with the best mean plus
+    ``prior``; another is dropped once its paired difference with the leader, plus the indifference
+    margin ``delta``, is above ``z`` standard errors (it is worse, or at most ``delta`` better, with
+    confidence). The search stops when one candidate is left or after ``max_samples`` guesses, so clear
+    decisions cost a few guesses and close ones the most.
+
+    ``prior`` (per candidate; ``expert_weight`` times the expert's values is added to it first, see
+    :func:`add_expert_prior`) is updated in place; ``sampled[k, i]`` receives candidate i's value on guess
+    k, ``means[i]`` its mean over the guesses it saw. Returns the guesses dealt, -1 when the hidden tiles
+    could not be dealt."""
+    write_position(S[0], R, pub)
+    seat = S[0].current
+    before = np.zeros(4, dtype=np.int64)
+    for s in range(R[NUM_SIDES]):
+        before[s] = S[0].scores[s]
+    if expert_weight != 0.0:
+        add_expert_prior(S, R, candidates, expert_weight, X, prior)
+    unseen = np.empty(R[TILE_COUNT], dtype=np.int64)
+    order = np.empty(4, dtype=np.int64)
+    pool = np.empty(R[TILE_COUNT], dtype=np.int64)
+    n, k = plan_hidden(S[0], R, unseen, order)
+    c = candidates.shape[0]
+    alive[:] = True
+    left = c
+    totals = np.zeros(c, dtype=np.float64)
+    seen = np.zeros(c, dtype=np.int64)
+    used = 0
+    while used < max_samples and left > 1:
+        S[1] = S[0]
+        if deal and not deal_hidden(S[1], R, unseen[:n], order[:k], pool, state, tries):
+            return -1
+        for i in range(c):
+            if alive[i]:
+                v = play_out(S, R, candidates[i], policy, epsilon, state, X, elog, before, seat, win_bonus)
+                sampled[used, i] = v
+                totals[i] += v
+                seen[i] += 1
+        used += 1
+        if used % min_samples == 0:
+            left -= eliminate(sampled, used, totals, prior, alive, z, delta)
+    for i in range(c):
+        means[i] = totals[i] / seen[i] if seen[i] else 0.0
+    return used
+
+
+@njit(cache=True)
+def eliminate(sampled, used, totals, prior, alive, z, delta) -> int:
+    """One round of :func:`sifted_search`'s elimination over the first ``used`` guesses (every live
+    candidate saw all of them); how many candidates it dropped."""
+    c = totals.shape[0]
+    best = -1
+    for i in range(c):
+        if alive[i] and (best < 0 or totals[i] / used + prior[i] > totals[best] / used + prior[best]):
+            best = i
+    dropped = 0
+    for j in range(c):
+        if not alive[j] or j == best:
+            continue
+        mean = 0.0
+        for q in range(used):
+            mean += sampled[q, best] - sampled[q, j]
+        mean /= used
+        var = 0.0
+        for q in range(used):
+            d = sampled[q, best] - sampled[q, j] - mean
+            var += d * d
+        var /= max(used - 1, 1)
+        margin = mean + prior[best] - prior[j] + delta
+        if margin > 0 and margin * margin * used > z * z * var:
+            alive[j] = False
+            dropped += 1
+    return dropped
 
 
 @njit(cache=True)
@@ -246,13 +376,20 @@ class SearchKit(NamedTuple):
     R: np.ndarray
     no_log: np.ndarray
     work: np.ndarray
+    #: the ``expert`` rollout's weights and work arrays: (W, ints, floats, after, rows, values, tied)
+    expert: tuple
 
 
 @lru_cache(maxsize=64)
 def search_kit(rules: Rules) -> SearchKit:
     """The :class:`SearchKit` of ``rules`` (built once per rules object)."""
     no_log = np.zeros((0, log_width(rules.max_pip)), np.int32)
-    return SearchKit(search_rules(rules), no_log, np.zeros(3, dtype=record_dtype(rules.max_pip)))
+    work = make_work(rules.max_pip)
+    legal = work.rows.shape[0]
+    weights = np.array([DEFAULT_WEIGHTS[k] for k in WEIGHT_NAMES], dtype=np.float64)
+    expert = (weights, work.ints, work.floats, work.after, work.rows, np.zeros(legal, np.float64),
+              np.zeros(legal, np.bool_))
+    return SearchKit(search_rules(rules), no_log, np.zeros(3, dtype=record_dtype(rules.max_pip)), expert)
 
 
 def guess_position(view: PlayerView, seed: int = 0) -> np.ndarray:
@@ -287,7 +424,42 @@ def search_values(view: PlayerView, candidates: Sequence[int], samples: int, rol
     totals = np.zeros(len(acts), dtype=np.float64)
     state = np.array([seed], dtype=np.uint64)
     ok = search_totals(kit.work, kit.R, pub, acts, int(samples), hidden is None, ROLLOUT_CODES[rollout],
-                       float(epsilon), float(win_bonus), state, TRIES, kit.no_log, totals)
+                       float(epsilon), float(win_bonus), state, TRIES, kit.no_log, totals, kit.expert)
     if not ok:
         raise RuntimeError("could not deal the hidden tiles: hand sizes exceed the unseen tiles")  # pragma: no cover
     return totals
+
+
+class Sifted(NamedTuple):
+    """What :func:`sifted_values` found: per candidate its mean rollout value, its prior (the one given
+    plus the expert's) and whether it survived; and how many guesses were dealt."""
+
+    means: np.ndarray
+    prior: np.ndarray
+    alive: np.ndarray
+    guesses: int
+
+
+def sifted_values(view: PlayerView, candidates: Sequence[int], prior: Sequence[float], min_samples: int,
+                  max_samples: int, z: float, delta: float, rollout: str = "expert", epsilon: float = 0.1,
+                  win_bonus: float = 1.0, seed: int = 0, expert_weight: float = 0.0,
+                  hidden: Optional[tuple[Mapping[int, int], Sequence[int]]] = None) -> Sifted:
+    """The successive-elimination search (:func:`sifted_search`) of ``candidates`` for ``view.seat``:
+    ``prior`` per candidate, plus ``expert_weight`` times the expert's values computed in the kernel;
+    ``hidden`` fixes the hidden tiles as for :func:`search_values`."""
+    if rollout not in ROLLOUT_CODES:
+        raise ValueError(f"rollout={rollout!r} is not allowed: choose one of {list(ROLLOUT_CODES)}")
+    kit = search_kit(view.rules)
+    pub = public_vector(view) if hidden is None else public_vector(view, hidden[0], hidden[1])
+    acts = np.array(candidates, dtype=np.int64)
+    c = len(acts)
+    sampled = np.empty((max(int(max_samples), 1), c), dtype=np.float64)
+    alive = np.ones(c, dtype=np.bool_)
+    means = np.zeros(c, dtype=np.float64)
+    priors = np.array(prior, dtype=np.float64)
+    used = sifted_search(kit.work, kit.R, pub, acts, priors, float(expert_weight), int(min_samples), int(max_samples),
+                         float(z), float(delta), hidden is None, ROLLOUT_CODES[rollout], float(epsilon), float(win_bonus),
+                         np.array([seed], dtype=np.uint64), TRIES, kit.no_log, kit.expert, sampled, alive, means)
+    if used < 0:
+        raise RuntimeError("could not deal the hidden tiles: hand sizes exceed the unseen tiles")  # pragma: no cover
+    return Sifted(means, priors, alive, used)
