@@ -4,7 +4,9 @@ at equal or lower think time).
 Each row is one duplicate-deal match (:func:`allfives_env.evaluation.evaluate`, both seat orders per
 deal) of an agent spec against the opponent (default ``pimc``, 200 samples), on one seed; the think time
 per move of both (forced moves included) is measured inside the same match, so a busy machine slows
-both alike and the ratio stays fair. Tune on some seeds, then confirm on fresh ones:
+both alike and the ratio stays fair. One game per agent in this process first builds the compiled
+kernels (numba, ``cache=True``), so no compile is counted as think time; the warm-up's seconds are
+printed apart. Tune on some seeds, then confirm on fresh ones:
 
     python benchmarks/search_vs_pimc.py pimc-sift --games 1000 --seeds 2026 4242 --json benchmarks/results/pimc_sift.json
     python benchmarks/search_vs_pimc.py pimc:rollout=expert,samples=50 pimc-sift:z=2 --games 200 --seeds 31
@@ -24,6 +26,22 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 HEADER = ("| agent | seed | games | win rate [95% CI] | points/hand [95% CI] | ms/move agent | ms/move opponent | "
           "wall |\n|---|---:|---:|---|---|---:|---:|---:|")
+
+
+def warm_up(specs: Sequence[str], players: int) -> float:
+    """Play one game with each spec in every seat, in this process, so that the compiled kernels they
+    use are built and cached before any match (numba's first call compiles, and a worker process then
+    loads the cache in a fraction of a second instead of counting a compile as think time). Returns the
+    seconds it took (compile time included)."""
+    from allfives_env.agents import make_agent
+    from allfives_env.core.rules import Rules
+    from allfives_env.match import play_game
+
+    t0 = time.perf_counter()
+    rules = Rules(num_players=players)
+    for spec in specs:
+        play_game(rules, [make_agent(spec, seed=s) for s in range(players)], seed=0)
+    return time.perf_counter() - t0
 
 
 def match_row(spec: str, opponent: str, players: int, games: int, seed: int, processes: int) -> dict[str, Any]:
@@ -54,7 +72,8 @@ def run_rows(specs: Sequence[tuple[str, str]], opponent: str, players: int, game
              processes: int, json_path: str | None, header: str = HEADER) -> list[dict[str, Any]]:
     """Play every (label, spec) on every seed against ``opponent``, printing a table line per match as it
     ends; write the rows to ``json_path`` when given."""
-    print(header, flush=True)
+    seconds = warm_up([spec for _, spec in specs] + [opponent], players)
+    print(f"(warm-up, compiling or loading the kernels: {seconds:.1f} s, not counted)\n{header}", flush=True)
     rows = []
     for label, spec in specs:
         for seed in seeds:
