@@ -31,6 +31,13 @@ Run::
     python benchmarks/pimc_speed.py --positions 200 --python-positions 60 --match-games 200 --processes 2 \\
         --progress --json pimc_speed.json
     python benchmarks/pimc_speed.py --match-games 0          # think times only
+
+``--also SPEC ...`` times more batch-engine agents on the same positions, after ``pimc``: the rollout
+policies' cost (``pimc:prior=none,samples=100`` against ``pimc:prior=none,rollout=expert,samples=100``)
+or ``pimc-sift`` against ``pimc``::
+
+    python benchmarks/pimc_speed.py --python-positions 0 --also pimc:prior=none,samples=100 \
+        pimc:prior=none,rollout=expert,samples=100 pimc-sift
 """
 
 from __future__ import annotations
@@ -133,6 +140,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--processes", type=int, default=1)
     parser.add_argument("--seed", type=int, default=20260601, help="seeds the positions and the match")
     parser.add_argument("--progress", action="store_true", help="show the match's progress on stderr")
+    parser.add_argument("--also", nargs="*", default=[], metavar="SPEC",
+                        help="more batch-engine agent specs to time on the same positions")
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
     parser.add_argument("--strict", action="store_true",
                         help="exit 1 if the batch median (CPU) exceeds 5 ms or the match shows a difference")
@@ -142,6 +151,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     out: dict[str, Any] = {"rules": rules.to_dict(), "samples": 200, "target_ms": TARGET_MS}
     out["batch"] = time_engine("pimc", positions, args.seed)
     report("batch ", out["batch"])
+    out["also"] = [time_engine(spec, positions, args.seed) for spec in args.also]
+    for row in out["also"]:
+        report("batch ", row)
     if args.python_positions:
         out["python"] = time_engine("pimc:engine=python", positions[:args.python_positions], args.seed)
         report("python", out["python"])

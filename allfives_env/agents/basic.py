@@ -26,20 +26,26 @@ class RandomAgent(Agent):
         return legal[int(self.rng.integers(len(legal)))]
 
 
-def choose_best(
-    view: PlayerView, evaluate: Callable[[list[int]], Sequence[float]], rng: np.random.Generator
-) -> int:
-    """The legal placement with the highest value (``evaluate`` scores a list of them at once); ties go
-    to the heaviest tile, then to ``rng``. The draw action is taken only when nothing else is legal, and
-    a single candidate is returned without being evaluated."""
+def tied_best(view: PlayerView, evaluate: Callable[[list[int]], Sequence[float]]) -> list[int]:
+    """The legal placements ranked first by (value, tile pips), in legal order (``evaluate`` scores a
+    list of them at once). Only the draw action when nothing else is legal; a single candidate is
+    returned without being evaluated."""
     legal = view.legal
     placements = [a for a in legal if a != view.draw_action] or legal
     if len(placements) == 1:
-        return placements[0]
+        return placements
     pips = view.tiles.pips
     scored = [(value, pips[a >> 2], a) for value, a in zip(evaluate(placements), placements)]
     top = max((v, p) for v, p, _ in scored)
-    best = [a for v, p, a in scored if (v, p) == top]
+    return [a for v, p, a in scored if (v, p) == top]
+
+
+def choose_best(
+    view: PlayerView, evaluate: Callable[[list[int]], Sequence[float]], rng: np.random.Generator
+) -> int:
+    """The legal placement with the highest value (:func:`tied_best`); ties go to the heaviest tile,
+    then to ``rng``. The draw action is taken only when nothing else is legal."""
+    best = tied_best(view, evaluate)
     return best[int(rng.integers(len(best)))] if len(best) > 1 else best[0]
 
 

@@ -17,8 +17,8 @@ for analysis only: an upper reference for what perfect knowledge is worth.
 
 Rollout policies: ``greedy`` (most points now, ties to the heaviest tile; deterministic), ``random``,
 ``epsilon`` (greedy, but a uniformly random move with probability ``epsilon``) and ``expert`` (the
-``expert`` agent for every seat, each reading only what it would see in play; deterministic, about eight
-times the cost of ``greedy``).
+``expert`` agent for every seat, each reading only what it would see in play; deterministic, about six
+times the cost of ``greedy``: ``benchmarks/pimc_speed.py --also``).
 
 Fixed or sifted guesses: by default every candidate is played out on all ``samples`` guesses. With
 ``min_samples`` (batch engine), the search eliminates as it goes: after every ``min_samples`` guesses a
@@ -45,6 +45,7 @@ import numpy as np
 from ..core.game import Game
 from ..core.outcome import zero_sum_share
 from .base import OracleView, PlayerView, SearchingAgent
+from .basic import tied_best
 
 ROLLOUTS = ("greedy", "random", "epsilon", "expert")
 ENGINES = ("batch", "python")
@@ -148,8 +149,12 @@ class PIMCAgent(SearchingAgent):
         prior = self._prior_values(view, placements)
         if prior is not None:
             totals = [t + samples * prior.get(a, 0.0) for a, t in zip(legal, totals)]
-        best = max(totals)
-        ties = [a for a, t in zip(legal, totals) if t == best]
+        return self._best(legal, totals)
+
+    def _best(self, legal: list[int], scores: list[float]) -> int:
+        """The move with the highest score, ties at random from the agent's generator."""
+        best = max(scores)
+        ties = [a for a, t in zip(legal, scores) if t == best]
         return ties[0] if len(ties) == 1 else ties[int(self.rng.integers(len(ties)))]
 
     def _sifted(self, view: PlayerView, legal: list[int], samples: int) -> int:
@@ -169,11 +174,8 @@ class PIMCAgent(SearchingAgent):
                               expert_weight=self.prior_weight if self._expert_prior else 0.0,
                               hidden=self._hidden(view))
         self.guesses += found.guesses
-        scores = [m + p if live else -math.inf
-                  for m, p, live in zip(found.means.tolist(), found.prior.tolist(), found.alive.tolist())]
-        best = max(scores)
-        ties = [a for a, t in zip(legal, scores) if t == best]
-        return ties[0] if len(ties) == 1 else ties[int(self.rng.integers(len(ties)))]
+        return self._best(legal, [m + p if live else -math.inf for m, p, live in
+                                  zip(found.means.tolist(), found.prior.tolist(), found.alive.tolist())])
 
     def _prior_values(self, view: PlayerView, placements: list[int]) -> Optional[dict[int, float]]:
         """The prior's value of each placement in points (times ``prior_weight``) plus any extra term
@@ -246,7 +248,7 @@ class PIMCAgent(SearchingAgent):
                 step(legal[0])
                 continue
             if policy == "expert":
-                step(self._expert_rollout_move(game, legal))
+                step(self._expert_rollout_move(game))
                 continue
             if policy == "random" or (policy == "epsilon" and rng.random() < eps):
                 step(legal[int(rng.integers(len(legal)))])
@@ -265,28 +267,17 @@ class PIMCAgent(SearchingAgent):
                     best = action
             step(best)
 
-
-    def _expert_rollout_move(self, game: Game, legal: tuple[int, ...]) -> int:
-        """The expert rollout's move (as the compiled ``expert_action``): the draw when it is all that is
-        legal, else the first in legal order of the placements best by (expert value, tile pips)."""
-        draw = game.draw_action
-        placements = [a for a in legal if a != draw]
-        if len(placements) <= 1:
-            return placements[0] if placements else legal[0]
-        values = self._rollout_expert.evaluate(PlayerView(game, game.current), placements)
-        pips = game.tiles.pips
-        best, best_key = placements[0], None
-        for action, value in zip(placements, values):
-            key = (value, pips[action >> 2])
-            if best_key is None or key > best_key:
-                best, best_key = action, key
-        return best
+    def _expert_rollout_move(self, game: Game) -> int:
+        """The expert rollout's move (as the compiled ``expert_action``): the first in legal order of the
+        expert's tied-best placements, so that no random tie-break separates the two engines."""
+        view = PlayerView(game, game.current)
+        return tied_best(view, lambda actions: self._rollout_expert.evaluate(view, actions))[0]
 
 
 class PIMCSiftAgent(PIMCAgent):
     """``pimc`` with ``expert`` rollouts and successive elimination (see the module doc): a stronger
     search in about ``pimc``'s think time. The defaults (``samples=80``, ``min_samples=8``, ``z=1.5``,
-    ``delta=1``) were picked in ``benchmarks/pimc_sift.py`` matches against ``pimc``; every ``pimc``
+    ``delta=1``) were picked in ``benchmarks/search_vs_pimc.py`` matches against ``pimc``; every ``pimc``
     parameter can be changed."""
 
     name = "pimc-sift"

@@ -47,6 +47,20 @@ WEIGHT_NAMES = tuple(DEFAULT_WEIGHTS)
 _STREAM_SALT = np.uint64(0xA5A5_3C3C_0F0F_9696)
 
 
+def weight_vector(weights: Optional[dict[str, float]] = None) -> np.ndarray:
+    """The expert's weights as the kernels read them (:data:`WEIGHT_NAMES` order), defaults filled in."""
+    weights = weights or {}
+    return np.array([weights.get(k, DEFAULT_WEIGHTS[k]) for k in WEIGHT_NAMES], dtype=np.float64)
+
+
+def agent_work(max_pip: int) -> tuple[Work, np.ndarray, np.ndarray]:
+    """Work arrays for valuing the placements of one game at a time in the double-``max_pip`` set: the
+    analysis' (:func:`.analysis.make_work`), the values and the tied-best flags."""
+    work = make_work(max_pip)
+    legal = work.rows.shape[0]
+    return work, np.zeros(legal, np.float64), np.zeros(legal, np.bool_)
+
+
 @njit(cache=True)
 def collect_placements(g, R: np.ndarray, actions: np.ndarray) -> int:
     """The legal placements (the draw action left out) of the seat to act into ``actions``; how many."""
@@ -203,7 +217,7 @@ class BatchAgent:
         self.kind = BATCH_AGENTS.index(name)
         self.n = n
         self.weights = dict(weights or {})
-        self.W = np.array([self.weights.get(k, DEFAULT_WEIGHTS[k]) for k in WEIGHT_NAMES], dtype=np.float64)
+        self.W = weight_vector(self.weights)
         self.states = np.zeros(n, dtype=np.uint64)
         self.reset(seed)
         self._work: dict[int, tuple[Work, np.ndarray, np.ndarray]] = {}
@@ -219,9 +233,7 @@ class BatchAgent:
             raise BatchError(f"this {self.name} batch agent was made for {self.n} games; the batch has {batch.n}")
         max_pip = batch.rules.max_pip
         if max_pip not in self._work:
-            work = make_work(max_pip)
-            legal = work.rows.shape[0]
-            self._work[max_pip] = (work, np.zeros(legal, np.float64), np.zeros(legal, np.bool_))
+            self._work[max_pip] = agent_work(max_pip)
         return self._work[max_pip]
 
     def act(self, batch: Any) -> np.ndarray:

@@ -38,9 +38,8 @@ from .dealing import GOLDEN, SHIFT32, mix64
 from .layout import (
     BONEYARD, DRAW_ACTION, HIGH_AT, LOW_AT, NUM_PLAYERS, NUM_SIDES, PIPS_AT, TARGET, TILE_COUNT, log_width,
 )
-from ..expert_weights import DEFAULT_WEIGHTS
-from .agents import EXPERT, WEIGHT_NAMES, collect_placements, game_values, mark_best
-from .analysis import ACTIONS, make_work
+from .agents import EXPERT, agent_work, collect_placements, game_values, mark_best, weight_vector
+from .analysis import ACTIONS
 from .kernels import step_games
 from .play import advance, side_of
 from .position import position_record, public_vector, record_dtype, search_rules, sync_hand_bits, write_position
@@ -242,24 +241,46 @@ def play_out(S, R, action, policy, epsilon, state, X, elog, before, seat, win_bo
 
 
 @njit(cache=True)
+def hidden_plan(g, R: np.ndarray):
+    """What a guess of ``g``'s hidden tiles is dealt from (:func:`plan_hidden`): the unseen tiles, the
+    other seats in filling order, and a shuffle buffer for :func:`deal_hidden`."""
+    unseen = np.empty(R[TILE_COUNT], dtype=np.int64)
+    order = np.empty(4, dtype=np.int64)
+    pool = np.empty(R[TILE_COUNT], dtype=np.int64)
+    n, k = plan_hidden(g, R, unseen, order)
+    return unseen[:n], order[:k], pool
+
+
+@njit(cache=True)
+def start_search(S, R: np.ndarray, pub: np.ndarray):
+    """Write the position of ``pub`` into ``S[0]``; returns the seat to act, the sides' scores before the
+    search (what :func:`rollout_value` counts gains from) and the :func:`hidden_plan` of the position."""
+    write_position(S[0], R, pub)
+    before = np.zeros(4, dtype=np.int64)
+    for s in range(R[NUM_SIDES]):
+        before[s] = S[0].scores[s]
+    unseen, order, pool = hidden_plan(S[0], R)
+    return S[0].current, before, unseen, order, pool
+
+
+@njit(cache=True)
+def next_guess(S, R, deal, unseen, order, pool, state, tries) -> bool:
+    """``S[1]`` = a fresh guess of the hidden tiles of ``S[0]`` (``S[0]`` as it is without ``deal``);
+    False when they cannot be dealt."""
+    S[1] = S[0]
+    return not deal or deal_hidden(S[1], R, unseen, order, pool, state, tries)
+
+
+@njit(cache=True)
 def search_totals(S, R, pub, candidates, samples, deal, policy, epsilon, win_bonus, state, tries, elog,
                   totals, X) -> bool:
     """Add to ``totals[i]`` the rollout values of ``candidates[i]`` over ``samples`` guesses of the
     position of the public vector ``pub`` (written into ``S[0]``; guessed into ``S[1]`` when ``deal``,
     else taken as it is), each candidate played on a copy (``S[2]``). False when the hidden tiles could
     not be dealt."""
-    write_position(S[0], R, pub)
-    seat = S[0].current
-    before = np.zeros(4, dtype=np.int64)
-    for s in range(R[NUM_SIDES]):
-        before[s] = S[0].scores[s]
-    unseen = np.empty(R[TILE_COUNT], dtype=np.int64)
-    order = np.empty(4, dtype=np.int64)
-    pool = np.empty(R[TILE_COUNT], dtype=np.int64)
-    n, k = plan_hidden(S[0], R, unseen, order)
+    seat, before, unseen, order, pool = start_search(S, R, pub)
     for _ in range(samples):
-        S[1] = S[0]
-        if deal and not deal_hidden(S[1], R, unseen[:n], order[:k], pool, state, tries):
+        if not next_guess(S, R, deal, unseen, order, pool, state, tries):
             return False
         for i in range(candidates.shape[0]):
             totals[i] += play_out(S, R, candidates[i], policy, epsilon, state, X, elog, before, seat, win_bonus)
@@ -294,17 +315,9 @@ def sifted_search(S, R, pub, candidates, prior, expert_weight, min_samples, max_
     :func:`add_expert_prior`) is updated in place; ``sampled[k, i]`` receives candidate i's value on guess
     k, ``means[i]`` its mean over the guesses it saw. Returns the guesses dealt, -1 when the hidden tiles
     could not be dealt."""
-    write_position(S[0], R, pub)
-    seat = S[0].current
-    before = np.zeros(4, dtype=np.int64)
-    for s in range(R[NUM_SIDES]):
-        before[s] = S[0].scores[s]
+    seat, before, unseen, order, pool = start_search(S, R, pub)
     if expert_weight != 0.0:
         add_expert_prior(S, R, candidates, expert_weight, X, prior)
-    unseen = np.empty(R[TILE_COUNT], dtype=np.int64)
-    order = np.empty(4, dtype=np.int64)
-    pool = np.empty(R[TILE_COUNT], dtype=np.int64)
-    n, k = plan_hidden(S[0], R, unseen, order)
     c = candidates.shape[0]
     alive[:] = True
     left = c
@@ -312,8 +325,7 @@ def sifted_search(S, R, pub, candidates, prior, expert_weight, min_samples, max_
     seen = np.zeros(c, dtype=np.int64)
     used = 0
     while used < max_samples and left > 1:
-        S[1] = S[0]
-        if deal and not deal_hidden(S[1], R, unseen[:n], order[:k], pool, state, tries):
+        if not next_guess(S, R, deal, unseen, order, pool, state, tries):
             return -1
         for i in range(c):
             if alive[i]:
@@ -361,11 +373,8 @@ def eliminate(sampled, used, totals, prior, alive, z, delta) -> int:
 @njit(cache=True)
 def deal_first(S, R: np.ndarray, state: np.ndarray, tries: int) -> bool:
     """One guess of the hidden tiles of the record ``S[0]``, dealt into it (for callers outside the search)."""
-    unseen = np.empty(R[TILE_COUNT], dtype=np.int64)
-    order = np.empty(4, dtype=np.int64)
-    pool = np.empty(R[TILE_COUNT], dtype=np.int64)
-    n, k = plan_hidden(S[0], R, unseen, order)
-    return deal_hidden(S[0], R, unseen[:n], order[:k], pool, state, tries)
+    unseen, order, pool = hidden_plan(S[0], R)
+    return deal_hidden(S[0], R, unseen, order, pool, state, tries)
 
 
 # ---------------------------------------------------------------- the Python face
@@ -384,11 +393,8 @@ class SearchKit(NamedTuple):
 def search_kit(rules: Rules) -> SearchKit:
     """The :class:`SearchKit` of ``rules`` (built once per rules object)."""
     no_log = np.zeros((0, log_width(rules.max_pip)), np.int32)
-    work = make_work(rules.max_pip)
-    legal = work.rows.shape[0]
-    weights = np.array([DEFAULT_WEIGHTS[k] for k in WEIGHT_NAMES], dtype=np.float64)
-    expert = (weights, work.ints, work.floats, work.after, work.rows, np.zeros(legal, np.float64),
-              np.zeros(legal, np.bool_))
+    work, values, tied = agent_work(rules.max_pip)
+    expert = (weight_vector(), work.ints, work.floats, work.after, work.rows, values, tied)
     return SearchKit(search_rules(rules), no_log, np.zeros(3, dtype=record_dtype(rules.max_pip)), expert)
 
 
