@@ -112,3 +112,32 @@ def test_the_python_engine_plays_expert_rollouts_without_elimination() -> None:
         move = agent.act(view)
         assert move in view.legal and move == again.act(view)
     assert agent.guesses == 3 * agent.moves
+
+
+@pytest.mark.parametrize("spec", ["pimc:samples=6", "pimc-sift:samples=24,min_samples=4"])
+def test_move_scores_are_what_the_search_ranks_by(spec: str) -> None:
+    # the same seed draws the same guesses: the move the search plays has the best score, and a move
+    # the elimination dropped scores -inf
+    searched = 0
+    for game in positions(Rules(num_players=2), seed=12, count=15):
+        view = PlayerView(game, game.current)
+        legal = list(view.legal)
+        if len(legal) < 2:
+            continue
+        searched += 1
+        scores = make_agent(spec, seed=3).move_scores(view, legal)
+        assert len(scores) == len(legal) and any(np.isfinite(scores))
+        assert scores[legal.index(make_agent(spec, seed=3).act(view))] == max(scores)
+    assert searched > 5
+
+
+def test_a_move_score_is_the_mean_rollout_value_plus_the_prior() -> None:
+    expert = make_agent("expert")
+    for game in positions(Rules(num_players=2), seed=13, count=10):
+        view = PlayerView(game, game.current)
+        legal = list(view.legal)
+        placements = [a for a in legal if a != view.draw_action]
+        prior = dict(zip(placements, expert.evaluate(view, placements)))
+        with_prior = make_agent("pimc:samples=5,prior_weight=2", seed=4).move_scores(view, legal)
+        plain = make_agent("pimc:samples=5,prior=none", seed=4).move_scores(view, legal)
+        assert with_prior == pytest.approx([p + 2.0 * prior.get(a, 0.0) for a, p in zip(legal, plain)])

@@ -135,11 +135,24 @@ class PIMCAgent(SearchingAgent):
     # ------------------------------------------------------------------ acting
     def search(self, view: PlayerView, legal: list[int]) -> int:
         """The candidate with the best total rollout value over the guesses plus the prior (ties at random)."""
+        scores, _ = self._scores(view, legal)
+        return self._best(legal, scores)
+
+    def move_scores(self, view: PlayerView, legal: list[int]) -> list[float]:
+        """What the search ranks each legal move by, in points: its mean rollout value plus the prior, and
+        ``-inf`` for a move the elimination dropped. One fresh search (it advances the agent's generator);
+        the soft targets of a distillation (``training/imitation.py``) are read from these."""
+        scores, guesses = self._scores(view, legal)
+        return [s / guesses for s in scores]
+
+    def _scores(self, view: PlayerView, legal: list[int]) -> tuple[list[float], int]:
+        """The ranking scores of :meth:`search` and what they are totals over: the fixed search sums
+        ``samples`` guesses (plus ``samples`` times the prior), the sifted one gives means (1)."""
         samples = self.samples
         if self.uses_hidden_information and self.rollout in ("greedy", "expert"):
             samples = 1  # the oracle with deterministic rollouts sees the same game every time
         if self.min_samples and samples > 1:
-            return self._sifted(view, legal, samples)
+            return self._sifted(view, legal, samples), 1
         if self.engine == "batch":
             totals = self._batch_totals(view, legal, samples)
         else:
@@ -149,7 +162,7 @@ class PIMCAgent(SearchingAgent):
         prior = self._prior_values(view, placements)
         if prior is not None:
             totals = [t + samples * prior.get(a, 0.0) for a, t in zip(legal, totals)]
-        return self._best(legal, totals)
+        return totals, samples
 
     def _best(self, legal: list[int], scores: list[float]) -> int:
         """The move with the highest score, ties at random from the agent's generator."""
@@ -157,8 +170,9 @@ class PIMCAgent(SearchingAgent):
         ties = [a for a, t in zip(legal, scores) if t == best]
         return ties[0] if len(ties) == 1 else ties[int(self.rng.integers(len(ties)))]
 
-    def _sifted(self, view: PlayerView, legal: list[int], samples: int) -> int:
-        """The best live candidate (mean plus prior) of the compiled successive-elimination search."""
+    def _sifted(self, view: PlayerView, legal: list[int], samples: int) -> list[float]:
+        """Each candidate's mean plus prior in the compiled successive-elimination search, ``-inf`` once
+        eliminated."""
         from ..batch.search import sifted_values
 
         draw = view.draw_action
@@ -174,8 +188,8 @@ class PIMCAgent(SearchingAgent):
                               expert_weight=self.prior_weight if self._expert_prior else 0.0,
                               hidden=self._hidden(view))
         self.guesses += found.guesses
-        return self._best(legal, [m + p if live else -math.inf for m, p, live in
-                                  zip(found.means.tolist(), found.prior.tolist(), found.alive.tolist())])
+        return [m + p if live else -math.inf for m, p, live in
+                zip(found.means.tolist(), found.prior.tolist(), found.alive.tolist())]
 
     def _prior_values(self, view: PlayerView, placements: list[int]) -> Optional[dict[int, float]]:
         """The prior's value of each placement in points (times ``prior_weight``) plus any extra term
