@@ -82,6 +82,17 @@ def test_a_run_with_a_warm_start_records_it_and_exports_a_feature_policy(tmp_pat
     assert "imitation: 800 decisions" in out and "imitation epoch 2/2" in out
     stats = json.loads((run / "imitation.json").read_text())
     assert stats["epoch"] == 2 and 0.0 <= stats["test_agreement"] <= 1.0
+    # the recording is kept: a run started again before its first checkpoint loads it instead of playing
+    assert (run / "demonstrations" / "part-1-of-1.npz").is_file()
+    first = (run / "policy.npz").read_bytes()
+    import shutil
+
+    shutil.rmtree(run / "checkpoints")
+    train(TINY, resume=str(run), progress=False)
+    out = capsys.readouterr().out
+    assert "no checkpoint yet" in out and "loaded from" in out and "imitation: 800 decisions" in out
+    assert json.loads((run / "imitation.json").read_text())["test_agreement"] == stats["test_agreement"]
+    assert (run / "policy.npz").read_bytes() == first
     header = read_policy_header(run / "policy.npz")
     assert header["action_features"] is True and header["obs_size"] == 152 + 28 * 4 * 12
     # the agent computes the features itself, whatever env it plays in
@@ -105,3 +116,59 @@ def test_imitation_config_errors(tmp_path: Path) -> None:
     bad.write_text("env: {action_features: 1}\n")
     with pytest.raises(ConfigError, match=r"env\.action_features: must be true or false"):
         load_config(bad)
+
+
+def test_recorded_parts_are_kept_and_loaded_instead_of_played_again(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    import training.imitation as imitation
+
+    args = (ENV, {"random": 1.0}, "greedy", 300)
+    keep = tmp_path / "demos"
+    first: list[str] = []
+    demos = collect_demonstrations(*args, seed=3, gamma=0.9, processes=2, keep_in=keep, log=first.append)
+    assert sorted(p.name for p in keep.iterdir()) == ["part-1-of-2.npz", "part-2-of-2.npz"]
+    assert all("to record: part-" in line and "not recorded yet" in line for line in first)
+    plain = collect_demonstrations(*args, seed=3, gamma=0.9, processes=2)
+    assert all(np.array_equal(getattr(demos, f), getattr(plain, f)) for f in ("obs", "masks", "actions", "returns"))
+
+    def no_playing(*_: object) -> None:
+        raise AssertionError("a kept part was played again")
+
+    monkeypatch.setattr(imitation, "_collect_part", no_playing)
+    again: list[str] = []
+    loaded = collect_demonstrations(*args, seed=3, gamma=0.9, processes=2, keep_in=keep, log=again.append)
+    assert all("loaded from" in line for line in again) and len(again) == 2
+    assert all(np.array_equal(getattr(loaded, f), getattr(plain, f)) for f in ("obs", "masks", "actions", "returns"))
+
+
+@pytest.mark.parametrize("damage, reason", [
+    ("truncate", "unreadable"),
+    ("pickled", "unreadable"),
+    ("other_seed", "recorded for another config"),
+    ("illegal", "not legal in their recorded masks"),
+])
+def test_a_damaged_or_foreign_part_is_recorded_again(tmp_path: Path, damage: str, reason: str) -> None:
+    args = (ENV, {"random": 1.0}, "greedy", 200)
+    keep = tmp_path / "demos"
+    demos = collect_demonstrations(*args, seed=3, gamma=0.9, keep_in=keep)
+    part = keep / "part-1-of-1.npz"
+    arrays = {f: getattr(demos, f) for f in ("obs", "masks", "actions", "returns")}
+    if damage == "truncate":
+        part.write_bytes(part.read_bytes()[:500])
+    elif damage == "pickled":  # an object array needs pickle to load: it must be refused, never unpickled
+        np.savez(part, identity=np.array([{"x": 1}], dtype=object), **arrays)
+    elif damage == "other_seed":
+        collect_demonstrations(*args, seed=4, gamma=0.9, keep_in=keep)
+    else:
+        with np.load(part) as data:
+            identity = data["identity"]
+        wrong = dict(arrays, actions=np.where(arrays["masks"].sum(1) < arrays["masks"].shape[1],
+                                              np.argmin(arrays["masks"], axis=1), arrays["actions"]))
+        np.savez(part, identity=identity, **wrong)
+    lines: list[str] = []
+    again = collect_demonstrations(*args, seed=3, gamma=0.9, keep_in=keep, log=lines.append)
+    assert len(lines) == 1 and "to record" in lines[0] and reason in lines[0], lines
+    assert np.array_equal(again.actions, demos.actions) and np.array_equal(again.obs, demos.obs)
+    lines.clear()
+    collect_demonstrations(*args, seed=3, gamma=0.9, keep_in=keep, log=lines.append)
+    assert "loaded from" in lines[0]  # the part recorded again replaced the bad one

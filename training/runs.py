@@ -18,10 +18,11 @@ from training.checkpoint import (
 )
 from training.schema import ConfigError
 
-__all__ = ["CHECKPOINTS", "TRAINER", "CHECKPOINT_STATE", "CHECKPOINT_FILE", "atomic_write", "run_dirs", "new_run_dir",
+__all__ = ["CHECKPOINTS", "DEMONSTRATIONS", "TRAINER", "CHECKPOINT_STATE", "CHECKPOINT_FILE", "atomic_write", "run_dirs", "new_run_dir",
            "check_new_run_dir", "latest_checkpoint", "check_state", "resume_seed"]
 
 CHECKPOINTS = "checkpoints"
+DEMONSTRATIONS = "demonstrations"  # the imitation warm start's recorded parts (training/imitation.py)
 TRAINER = "sb3-maskableppo"  # the "trainer" of a checkpoint's state (RLlib's say "rllib-ppo")
 CHECKPOINT_STATE = re.compile(r"^step_(\d+)\.json$")
 CHECKPOINT_FILE = re.compile(r"^step_(\d+)\.(?:json|safetensors)(?:\.tmp)?$")

@@ -40,8 +40,8 @@ from typing import Any, Optional, Sequence, TextIO
 
 from training.config import TrainConfig, config_from, load_config, rollout_size
 from training.runs import (
-    CHECKPOINT_FILE, CHECKPOINT_STATE, CHECKPOINTS, TRAINER, atomic_write, check_new_run_dir, latest_checkpoint,
-    new_run_dir, resume_seed, run_dirs,
+    CHECKPOINT_FILE, CHECKPOINT_STATE, CHECKPOINTS, DEMONSTRATIONS, TRAINER, atomic_write, check_new_run_dir,
+    latest_checkpoint, new_run_dir, resume_seed, run_dirs,
 )
 from training.schema import ConfigError
 
@@ -196,6 +196,9 @@ class Trainer:
                            f"inf/nan (ppo.learning_rate {self.cfg.ppo.learning_rate} is likely too high; lower "
                            f"it, or ppo.max_grad_norm); {keep}")
 
+    def _print(self, text: str) -> None:
+        print(text, file=self.out, flush=True)
+
     def imitate(self) -> dict:
         """The warm start (config section ``imitation``): clone the teacher into the fresh model."""
         from training.imitation import collect_demonstrations, imitate
@@ -206,11 +209,12 @@ class Trainer:
               f"{self.league.describe()} ({im.processes} processes)", file=self.out, flush=True)
         t0 = time.perf_counter()
         demos = collect_demonstrations(self.env_kwargs, dict(zip(specs, weights)), im.teacher, im.decisions,
-                                       self.cfg.seed, self.cfg.ppo.gamma, im.processes)
+                                       self.cfg.seed, self.cfg.ppo.gamma, im.processes,
+                                       keep_in=self.run_dir / DEMONSTRATIONS, log=self._print)
         collect_seconds = time.perf_counter() - t0
         print(f"imitation: {len(demos):,} decisions in {collect_seconds:.0f} s", file=self.out, flush=True)
         stats = imitate(self.model.policy, demos, im.epochs, im.batch_size, im.learning_rate, im.value,
-                        seed=self.cfg.seed, log=lambda text: print(text, file=self.out, flush=True))
+                        seed=self.cfg.seed, log=self._print)
         stats["collect_seconds"] = collect_seconds
         atomic_write(self.run_dir / "imitation.json", json.dumps(stats, indent=1))
         return stats
