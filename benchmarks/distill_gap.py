@@ -38,7 +38,7 @@ REGRET_CAP = 200.0  # a rollout value that includes a won or lost game is capped
 
 
 def measure(specs: Sequence[str], teacher: str, reference: str, decisions: int, seed: int) -> list[dict[str, Any]]:
-    """One row per agent (the teacher's second copy first): agreement with the teacher and regret under
+    """One row per agent (the teacher and its second copy first): agreement with the teacher and regret under
     the reference search, over ``decisions`` searched teacher decisions."""
     from allfives_env.agents import make_agent
     from allfives_env.agents.base import PlayerView
@@ -51,17 +51,17 @@ def measure(specs: Sequence[str], teacher: str, reference: str, decisions: int, 
     ref = make_agent(reference, seed=int(streams[1]))
     if not hasattr(ref, "move_scores"):
         raise SystemExit(f"--reference {reference!r} is not a search agent with move_scores (try pimc)")
-    names = [f"{teacher} (second seed)"] + list(specs)
-    agents = [make_agent(teacher, seed=int(streams[2]))] + [make_agent(s, seed=int(streams[3])) for s in specs]
-    agree = np.zeros(len(agents))
-    regret = np.zeros((len(agents), decisions))
-    lead_regret = np.zeros(decisions)
+    # row 0 is the teacher itself (the moves it plays), row 1 a second copy of it with another seed
+    names = [teacher, f"{teacher} (second seed)"] + list(specs)
+    others = [make_agent(teacher, seed=int(streams[2]))] + [make_agent(s, seed=int(streams[3])) for s in specs]
+    agree = np.zeros(len(names))
+    regret = np.zeros((len(names), decisions))
     rng = np.random.default_rng(seed)
     n = 0
     t0 = time.perf_counter()
     while n < decisions:
         env.reset(seed=int(rng.integers(2**31 - 1)))
-        for agent in [lead, ref] + agents:
+        for agent in [lead, ref] + others:
             agent.reset(int(rng.integers(2**31 - 1)))
         done = False
         while not done:
@@ -71,20 +71,16 @@ def measure(specs: Sequence[str], teacher: str, reference: str, decisions: int, 
             if len(legal) > 1 and n < decisions:
                 values = dict(zip(legal, ref.move_scores(view, legal)))
                 best = max(values.values())
-                lead_regret[n] = min(best - values[action], REGRET_CAP)
-                for k, agent in enumerate(agents):
-                    choice = agent.act(view)
+                for k, choice in enumerate([action] + [agent.act(view) for agent in others]):
                     agree[k] += choice == action
                     regret[k, n] = min(best - values[choice], REGRET_CAP)
                 n += 1
             _, _, terminated, truncated, _ = env.step(action)
             done = terminated or truncated
     seconds = time.perf_counter() - t0
-    rows = [{"agent": teacher, "agreement": 1.0, "regret": float(lead_regret.mean()),
-             "blunders": float((lead_regret > BLUNDER).mean()), "decisions": decisions, "seconds": seconds}]
-    for name, a, r in zip(names, agree, regret):
-        rows.append({"agent": name, "agreement": float(a / decisions), "regret": float(r.mean()),
-                     "blunders": float((r > BLUNDER).mean()), "decisions": decisions, "seconds": seconds})
+    rows = [{"agent": name, "agreement": float(a / decisions), "regret": float(r.mean()),
+             "blunders": float((r > BLUNDER).mean()), "decisions": decisions, "seconds": seconds}
+            for name, a, r in zip(names, agree, regret)]
     return rows
 
 

@@ -20,7 +20,7 @@ How (config section ``imitation``):
 The run's first evaluation (``evaluation.at_start``) then measures the cloned policy before PPO moves it.
 
 Recording is most of a warm start's wall time (19 minutes for 600,000 ``pimc-sift`` decisions on two
-cores), and it happens before the run's first checkpoint. So each worker's share is kept as soon as it is
+cores; their parts hold 50 MB), and it happens before the run's first checkpoint. So each worker's share is kept as soon as it is
 recorded, in ``RUN/demonstrations/part-K-of-N.npz`` (compressed numpy arrays plus the recording's identity,
 read back without pickle), and a run started again in the same directory (``allfives train --resume RUN``
 before any checkpoint) loads the parts it finds instead of playing them again. The parts of one recording
@@ -30,9 +30,9 @@ that is unreadable, damaged, or recorded for another config is recorded again, a
 
 from __future__ import annotations
 
+import io
 import json
 import multiprocessing as mp
-import os
 import time
 import zipfile
 from dataclasses import dataclass
@@ -41,7 +41,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 
 import numpy as np
 
-__all__ = ["Demonstrations", "collect_demonstrations", "imitate", "part_path"]
+__all__ = ["Demonstrations", "collect_demonstrations", "imitate"]
 
 MAX_GAME_SEED = 2**31 - 1  # the env's and the teacher's seeds of each game are drawn below this
 HOLDOUT = 0.05  # share of the decisions held out to measure agreement
@@ -109,7 +109,7 @@ def _collect_part(env_kwargs: Mapping[str, Any], opponents: Sequence[str], weigh
     return Demonstrations(obs, masks, actions, returns)
 
 
-def part_path(folder: Path, k: int, parts: int) -> Path:
+def _part_path(folder: Path, k: int, parts: int) -> Path:
     """Where worker share ``k`` (0-based) of ``parts`` is kept."""
     return Path(folder) / f"part-{k + 1}-of-{parts}.npz"
 
@@ -124,13 +124,13 @@ def _identity(job: tuple, k: int, parts: int) -> str:
 
 
 def _save_part(path: Path, demos: Demonstrations, identity: str) -> None:
-    """Write one part atomically (a temporary file and a rename), compressed: mostly-zero feature rows."""
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
-        np.savez_compressed(f, identity=np.array(identity), **{name: getattr(demos, name) for name in PART_ARRAYS})
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    """Write one part compressed (the feature rows are mostly zeros) and atomically, so that a run killed
+    while writing leaves no half part behind."""
+    from training.checkpoint import atomic_write
+
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, identity=np.array(identity), **{name: getattr(demos, name) for name in PART_ARRAYS})
+    atomic_write(path, buffer.getvalue())
 
 
 def _load_part(path: Path, identity: str, decisions: int, size: int, n_actions: int) -> tuple[Optional[Demonstrations], str]:
@@ -190,7 +190,7 @@ def collect_demonstrations(env_kwargs: Mapping[str, Any], opponents: Mapping[str
         Path(keep_in).mkdir(parents=True, exist_ok=True)
         encoder = ObservationEncoder(env_kwargs["rules"], bool(env_kwargs.get("action_features", False)))
         for k, (job, identity) in enumerate(zip(jobs, identities)):
-            paths[k] = part_path(keep_in, k, processes)
+            paths[k] = _part_path(keep_in, k, processes)
             parts[k], why = _load_part(paths[k], identity, job[4], encoder.size, encoder.num_actions)
             if log is not None:
                 log(f"imitation: part {k + 1}/{processes} ({job[4]:,} decisions) "

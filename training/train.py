@@ -196,25 +196,22 @@ class Trainer:
                            f"inf/nan (ppo.learning_rate {self.cfg.ppo.learning_rate} is likely too high; lower "
                            f"it, or ppo.max_grad_norm); {keep}")
 
-    def _print(self, text: str) -> None:
-        print(text, file=self.out, flush=True)
-
     def imitate(self) -> dict:
         """The warm start (config section ``imitation``): clone the teacher into the fresh model."""
         from training.imitation import collect_demonstrations, imitate
 
         im = self.cfg.imitation
         specs, weights = self.league.mixture()
-        print(f"imitation: recording {im.decisions:,} decisions of {im.teacher} against "
-              f"{self.league.describe()} ({im.processes} processes)", file=self.out, flush=True)
+        self._say(f"imitation: recording {im.decisions:,} decisions of {im.teacher} against "
+                  f"{self.league.describe()} ({im.processes} processes)")
         t0 = time.perf_counter()
         demos = collect_demonstrations(self.env_kwargs, dict(zip(specs, weights)), im.teacher, im.decisions,
                                        self.cfg.seed, self.cfg.ppo.gamma, im.processes,
-                                       keep_in=self.run_dir / DEMONSTRATIONS, log=self._print)
+                                       keep_in=self.run_dir / DEMONSTRATIONS, log=self._say)
         collect_seconds = time.perf_counter() - t0
-        print(f"imitation: {len(demos):,} decisions in {collect_seconds:.0f} s", file=self.out, flush=True)
+        self._say(f"imitation: {len(demos):,} decisions in {collect_seconds:.0f} s")
         stats = imitate(self.model.policy, demos, im.epochs, im.batch_size, im.learning_rate, im.value,
-                        seed=self.cfg.seed, log=self._print)
+                        seed=self.cfg.seed, log=self._say)
         stats["collect_seconds"] = collect_seconds
         atomic_write(self.run_dir / "imitation.json", json.dumps(stats, indent=1))
         return stats

@@ -141,7 +141,7 @@ class PIMCAgent(SearchingAgent):
     def move_scores(self, view: PlayerView, legal: list[int]) -> list[float]:
         """What the search ranks each legal move by, in points: its mean rollout value plus the prior, and
         ``-inf`` for a move the elimination dropped. One fresh search (it advances the agent's generator);
-        the soft targets of a distillation (``training/imitation.py``) are read from these."""
+        ``benchmarks/distill_gap.py`` judges other agents' moves by these."""
         scores, guesses = self._scores(view, legal)
         return [s / guesses for s in scores]
 
