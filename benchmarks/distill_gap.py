@@ -8,7 +8,8 @@ real choice:
   of itself with another seed (its *self-agreement*): a search that draws its guesses at random does not
   pick the same move every time, so no student can agree with it more often than that.
 * **regret**: how many points does the agent's move lose against the best move, by a reference search
-  that plays every candidate out on the same ``--reference-samples`` guesses without elimination
+  that plays every candidate out on the same ``--reference-samples`` guesses without elimination and
+  adds ``pimc``'s default ``expert`` prior, as ``pimc`` ranks its moves
   (:meth:`allfives_env.agents.search.PIMCAgent.move_scores`)? The teacher's second copy gives the
   regret of the teacher's own noise; a student with far more regret than that loses its games in the
   decisions the regret column counts, and the ``> 20 pts`` column says how often it blunders.
@@ -98,7 +99,8 @@ def main(argv: list[str] | None = None) -> int:
                    "(default ppo-2p expert)")
     p.add_argument("--teacher", default="pimc-sift", help="the search whose positions and moves are the labels")
     p.add_argument("--reference-samples", type=int, default=200,
-                   help="guesses of the reference search (expert rollouts, no elimination; default 200)")
+                   help="guesses of the reference search (expert rollouts, no elimination, pimc's "
+                   "default expert prior; default 200)")
     p.add_argument("--decisions", type=int, default=2000, help="searched teacher decisions to score (default 2000)")
     p.add_argument("--seed", type=int, default=5, help="seed of the games and the agents (default 5)")
     p.add_argument("--json", help="also write the rows to this JSON file")

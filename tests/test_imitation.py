@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import struct
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -143,6 +145,7 @@ def test_recorded_parts_are_kept_and_loaded_instead_of_played_again(tmp_path: Pa
 
 @pytest.mark.parametrize("damage, reason", [
     ("truncate", "unreadable"),
+    ("corrupt", "unreadable"),  # zlib's own error, which zipfile does not wrap
     ("pickled", "unreadable"),
     ("other_seed", "recorded for another config"),
     ("illegal", "not legal in their recorded masks"),
@@ -155,6 +158,14 @@ def test_a_damaged_or_foreign_part_is_recorded_again(tmp_path: Path, damage: str
     arrays = {f: getattr(demos, f) for f in ("obs", "masks", "actions", "returns")}
     if damage == "truncate":
         part.write_bytes(part.read_bytes()[:500])
+    elif damage == "corrupt":  # garbage at the start of the observations' deflate stream
+        with zipfile.ZipFile(part) as archive:
+            at = archive.getinfo("obs.npy").header_offset
+        raw = bytearray(part.read_bytes())
+        name_length, extra_length = struct.unpack("<HH", raw[at + 26:at + 30])  # the member's local header
+        data = at + 30 + name_length + extra_length
+        raw[data + 8:data + 24] = b"\xff" * 16
+        part.write_bytes(bytes(raw))
     elif damage == "pickled":  # an object array needs pickle to load: it must be refused, never unpickled
         np.savez(part, identity=np.array([{"x": 1}], dtype=object), **arrays)
     elif damage == "other_seed":

@@ -34,12 +34,13 @@ import io
 import json
 import multiprocessing as mp
 import time
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 import numpy as np
+
+from allfives_env.policy import NPZ_READ_ERRORS
 
 __all__ = ["Demonstrations", "collect_demonstrations", "imitate"]
 
@@ -67,8 +68,7 @@ class Demonstrations:
 
     @staticmethod
     def concatenate(parts: Sequence["Demonstrations"]) -> "Demonstrations":
-        return Demonstrations(*(np.concatenate([getattr(p, f) for p in parts]) for f in
-                                ("obs", "masks", "actions", "returns")))
+        return Demonstrations(**{f: np.concatenate([getattr(p, f) for p in parts]) for f in PART_ARRAYS})
 
 
 def _collect_part(env_kwargs: Mapping[str, Any], opponents: Sequence[str], weights: Sequence[float], teacher: str,
@@ -145,7 +145,7 @@ def _load_part(path: Path, identity: str, decisions: int, size: int, n_actions: 
             if str(data["identity"]) != identity:
                 return None, "recorded for another config, seed or teacher"
             arrays = {name: data[name] for name in PART_ARRAYS}
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile, KeyError) as exc:
+    except NPZ_READ_ERRORS as exc:
         return None, f"unreadable ({type(exc).__name__}: {exc})"
     shapes = {"obs": (decisions, size), "masks": (decisions, n_actions), "actions": (decisions,), "returns": (decisions,)}
     for name, dtype in PART_ARRAYS.items():
@@ -189,11 +189,11 @@ def collect_demonstrations(env_kwargs: Mapping[str, Any], opponents: Mapping[str
 
         Path(keep_in).mkdir(parents=True, exist_ok=True)
         encoder = ObservationEncoder(env_kwargs["rules"], bool(env_kwargs.get("action_features", False)))
-        for k, (job, identity) in enumerate(zip(jobs, identities)):
+        for k, identity in enumerate(identities):
             paths[k] = _part_path(keep_in, k, processes)
-            parts[k], why = _load_part(paths[k], identity, job[4], encoder.size, encoder.num_actions)
+            parts[k], why = _load_part(paths[k], identity, shares[k], encoder.size, encoder.num_actions)
             if log is not None:
-                log(f"imitation: part {k + 1}/{processes} ({job[4]:,} decisions) "
+                log(f"imitation: part {k + 1}/{processes} ({shares[k]:,} decisions) "
                     + (f"loaded from {paths[k]}" if parts[k] is not None else f"to record: {paths[k].name} {why}"))
     todo = [k for k in range(processes) if parts[k] is None]
     args = [(jobs[k], paths[k], identities[k]) for k in todo]
@@ -205,8 +205,7 @@ def collect_demonstrations(env_kwargs: Mapping[str, Any], opponents: Mapping[str
         with mp.get_context(resolve_start_method(start_method)).Pool(len(todo)) as pool:
             for k, demos in zip(todo, pool.starmap(_record_part, args)):
                 parts[k] = demos
-    done = [p for p in parts if p is not None]
-    return done[0] if len(done) == 1 else Demonstrations.concatenate(done)
+    return parts[0] if processes == 1 else Demonstrations.concatenate(parts)
 
 
 def imitate(policy: Any, demos: Demonstrations, epochs: int, batch_size: int, learning_rate: float,

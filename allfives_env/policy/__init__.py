@@ -14,13 +14,13 @@ from __future__ import annotations
 
 from .activations import ACTIVATIONS
 from .errors import PolicyError
-from .file import MAX_FILE_BYTES, load_policy, read_policy_header, write_policy_file
+from .file import MAX_FILE_BYTES, NPZ_READ_ERRORS, load_policy, read_policy_header, write_policy_file
 from .header import MAX_HEADER_BYTES, MAX_HEADER_DEPTH, MAX_LAYERS, MAX_PARAMETERS, POLICY_FORMAT, POLICY_VERSION
 from .network import OBSERVATION_RULES, NumpyPolicy
 from .shipped import SHIPPED_POLICIES, shipped_policy_path
 
 __all__ = [
     "ACTIVATIONS", "MAX_FILE_BYTES", "MAX_HEADER_BYTES", "MAX_HEADER_DEPTH", "MAX_LAYERS", "MAX_PARAMETERS",
-    "NumpyPolicy", "OBSERVATION_RULES", "POLICY_FORMAT", "POLICY_VERSION", "PolicyError", "SHIPPED_POLICIES",
-    "load_policy", "read_policy_header", "shipped_policy_path", "write_policy_file",
+    "NPZ_READ_ERRORS", "NumpyPolicy", "OBSERVATION_RULES", "POLICY_FORMAT", "POLICY_VERSION", "PolicyError",
+    "SHIPPED_POLICIES", "load_policy", "read_policy_header", "shipped_policy_path", "write_policy_file",
 ]

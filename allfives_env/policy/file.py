@@ -54,10 +54,11 @@ CACHE_SIZE = 64
 # At most this many unexpected array names are listed in an error.
 _LISTED_NAMES = 8
 _NPY = ".npy"
-# what reading a damaged or foreign zip/npy member can raise (zipfile, zlib and numpy.lib.format do not
-# wrap their errors); each becomes a PolicyError naming the file and the member
-_READ_ERRORS = (OSError, EOFError, ValueError, TypeError, ArithmeticError, RecursionError, RuntimeError,
-                NotImplementedError, KeyError, IndexError, zipfile.BadZipFile, zlib.error, struct.error)
+#: What reading a damaged or foreign ``.npz`` archive or ``.npy`` member can raise (zipfile, zlib and
+#: numpy.lib.format do not wrap their errors). Here each becomes a PolicyError naming the file and the member;
+#: the imitation warm start's recorded parts (``training/imitation.py``) catch the same set.
+NPZ_READ_ERRORS = (OSError, EOFError, ValueError, TypeError, ArithmeticError, RecursionError, RuntimeError,
+                   NotImplementedError, KeyError, IndexError, zipfile.BadZipFile, zlib.error, struct.error)
 
 
 # ---------------------------------------------------------------------------------------------- opening
@@ -111,7 +112,7 @@ def _open_zip(fh: Any, where: str) -> tuple[zipfile.ZipFile, dict[str, zipfile.Z
     try:
         zf = zipfile.ZipFile(fh)
         infos = zf.infolist()
-    except _READ_ERRORS as exc:
+    except NPZ_READ_ERRORS as exc:
         reason = "the file is empty" if empty else f"not a zip (.npz) archive ({_r(str(exc))})"
         raise PolicyError(f"{where} is not a readable policy file (.npz without pickled objects): {reason}") from None
     members: dict[str, zipfile.ZipInfo] = {}
@@ -141,7 +142,7 @@ def _npy_info(zf: zipfile.ZipFile, info: zipfile.ZipInfo, where: str, name: str)
                 shape, _, dtype = np.lib.format.read_array_header_2_0(f)
             else:
                 raise ValueError(f".npy format version {version}, policy files use 1.0 or 2.0")
-    except _READ_ERRORS as exc:
+    except NPZ_READ_ERRORS as exc:
         raise PolicyError(f"{where}: array {name!r} is not a readable .npy array ({_r(str(exc))})") from None
     if dtype.hasobject:
         check_dtype(where, name, dtype)
@@ -152,7 +153,7 @@ def _npy_read(zf: zipfile.ZipFile, info: zipfile.ZipInfo, where: str, name: str)
     try:
         with zf.open(info) as f:
             return np.lib.format.read_array(f, allow_pickle=False)
-    except _READ_ERRORS as exc:
+    except NPZ_READ_ERRORS as exc:
         raise PolicyError(f"{where}: array {name!r} cannot be read, the file is damaged ({_r(str(exc))})") from None
 
 
