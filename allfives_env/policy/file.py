@@ -27,6 +27,7 @@ import io
 import os
 import stat
 import struct
+import tokenize
 import zipfile
 import zlib
 from pathlib import Path
@@ -56,12 +57,23 @@ _LISTED_NAMES = 8
 _NPY = ".npy"
 #: What reading a damaged or foreign ``.npz`` archive or ``.npy`` member can raise (zipfile, zlib and
 #: numpy.lib.format do not wrap their errors). Here each becomes a PolicyError naming the file and the member;
-#: the imitation warm start's recorded parts (``training/imitation.py``) catch the same set.
+#: the imitation warm start's recorded parts (``training/imitation.py``) catch the same set. An ``.npy``
+#: header is Python literal text that numpy parses with ``ast.literal_eval`` and, when that fails, again
+#: after ``tokenize`` (for Python 2 headers), so a crafted header also raises ``SyntaxError`` (with
+#: ``IndentationError``), ``tokenize.TokenError``, ``RecursionError`` and ``MemoryError`` (the parser's
+#: stack limit on deep nesting; a real allocation is sized only from a checked header), and the Python 2
+#: path's ``UserWarning`` where warnings are errors.
 NPZ_READ_ERRORS = (OSError, EOFError, ValueError, TypeError, ArithmeticError, RecursionError, RuntimeError,
-                   NotImplementedError, KeyError, IndexError, zipfile.BadZipFile, zlib.error, struct.error)
+                   NotImplementedError, KeyError, IndexError, SyntaxError, MemoryError, tokenize.TokenError,
+                   UserWarning, zipfile.BadZipFile, zlib.error, struct.error)
 
 
 # ---------------------------------------------------------------------------------------------- opening
+def _why(exc: BaseException) -> str:
+    """A read error in words, bounded; its type where it has no message (a parser's ``MemoryError``)."""
+    return _r(str(exc) or type(exc).__name__)
+
+
 def _policy_path(path: Any) -> str:
     if not isinstance(path, (str, bytes, os.PathLike)):
         raise PolicyError(f"a policy path must be a file name (str or os.PathLike), got {type(path).__name__} "
@@ -113,7 +125,7 @@ def _open_zip(fh: Any, where: str) -> tuple[zipfile.ZipFile, dict[str, zipfile.Z
         zf = zipfile.ZipFile(fh)
         infos = zf.infolist()
     except NPZ_READ_ERRORS as exc:
-        reason = "the file is empty" if empty else f"not a zip (.npz) archive ({_r(str(exc))})"
+        reason = "the file is empty" if empty else f"not a zip (.npz) archive ({_why(exc)})"
         raise PolicyError(f"{where} is not a readable policy file (.npz without pickled objects): {reason}") from None
     members: dict[str, zipfile.ZipInfo] = {}
     for info in infos:
@@ -143,7 +155,7 @@ def _npy_info(zf: zipfile.ZipFile, info: zipfile.ZipInfo, where: str, name: str)
             else:
                 raise ValueError(f".npy format version {version}, policy files use 1.0 or 2.0")
     except NPZ_READ_ERRORS as exc:
-        raise PolicyError(f"{where}: array {name!r} is not a readable .npy array ({_r(str(exc))})") from None
+        raise PolicyError(f"{where}: array {name!r} is not a readable .npy array ({_why(exc)})") from None
     if dtype.hasobject:
         check_dtype(where, name, dtype)
     return tuple(shape), dtype
@@ -154,7 +166,7 @@ def _npy_read(zf: zipfile.ZipFile, info: zipfile.ZipInfo, where: str, name: str)
         with zf.open(info) as f:
             return np.lib.format.read_array(f, allow_pickle=False)
     except NPZ_READ_ERRORS as exc:
-        raise PolicyError(f"{where}: array {name!r} cannot be read, the file is damaged ({_r(str(exc))})") from None
+        raise PolicyError(f"{where}: array {name!r} cannot be read, the file is damaged ({_why(exc)})") from None
 
 
 def _read_header(zf: zipfile.ZipFile, members: Mapping[str, zipfile.ZipInfo], where: str) -> Any:
