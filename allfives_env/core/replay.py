@@ -34,19 +34,28 @@ from pathlib import Path
 from typing import Any, Optional, Union
 
 from .actions import action_name
-from .errors import DealError, IllegalActionError, ReplayError, RulesError, short_repr
+from .errors import DealError, IllegalActionError, ReplayError, RulesError, SeedError, short_repr
 from .events import Draw, Event, HandStart, Play, event_from_dict, event_to_dict
 from .deal import Deal
 from .game import Game
 from .rules import Rules
+from .seeds import check_seed
 from .tiles import tile_set
 
 REPLAY_FORMAT = "allfives-replay"
 REPLAY_VERSION = 1
 
 
+def _recorded_seed(seed: Any) -> Optional[int]:
+    """The seed a replay may hold, as a plain int (numpy integers accepted), or None: the library's one seed
+    rule (:func:`~allfives_env.core.seeds.check_seed`: an integer from 0 to 2**63-1), applied both when a
+    replay is written and when it is read, so that every replay written loads. :class:`SeedError` otherwise."""
+    return check_seed(seed, "replay seed")
+
+
 def game_record(game: Game, seed: Optional[int] = None) -> dict[str, Any]:
-    """The JSON-ready replay record of ``game`` (finished or not)."""
+    """The JSON-ready replay record of ``game`` (finished or not); ``seed`` as :func:`save_replay` takes it."""
+    seed = _recorded_seed(seed)
     tiles = game.tiles
     pairs = tiles.pairs
     hands = []
@@ -82,10 +91,31 @@ def game_record(game: Game, seed: Optional[int] = None) -> dict[str, Any]:
 
 
 def save_replay(source: Union[Game, dict[str, Any]], path: Union[str, Path], seed: Optional[int] = None) -> Path:
-    """Write a game (or a record) as JSON to ``path``."""
-    record = game_record(source, seed) if isinstance(source, Game) else source
+    """Write a game (or a record of :func:`game_record`) as JSON to ``path``.
+
+    ``seed`` (with a game; a record carries its own ``"seed"``) is None or an integer from 0 to 2**63-1,
+    numpy integers included (written as plain integers): exactly the seeds :func:`load_replay` reads back.
+    Anything else is refused before the file is touched -- :class:`SeedError` for a seed,
+    :class:`ReplayError` for a source that is not a game or a JSON-ready record -- so no replay is ever
+    written that would not load for its seed.
+    """
+    if isinstance(source, Game):
+        record = game_record(source, seed)
+    elif isinstance(source, dict):
+        if seed is not None:
+            raise ReplayError(f"seed={short_repr(seed)} was given with a record, which carries its own \"seed\"; "
+                              "pass seed= only with a Game")
+        record = {**source, "seed": _recorded_seed(source.get("seed"))}
+    else:
+        raise ReplayError(f"a replay is saved from a Game or a record dict, got {type(source).__name__} "
+                          f"{short_repr(source)}")
+    try:
+        text = json.dumps(record, indent=1)
+    except (TypeError, ValueError, RecursionError) as exc:  # numpy values, a cycle, nesting too deep
+        raise ReplayError(f"the record cannot be written as JSON ({short_repr(str(exc))}); a record holds JSON "
+                          "types only (dicts, lists, strings, Python ints, bools, null)") from None
     path = Path(path)
-    path.write_text(json.dumps(record, indent=1))
+    path.write_text(text)
     return path
 
 
@@ -171,9 +201,10 @@ def read_record(source: Union[str, Path, dict[str, Any]]) -> dict[str, Any]:
     for key in ("rules", "hands"):
         if key not in record:
             raise ReplayError(f"replay lacks the field {key!r}")
-    seed = record.get("seed")
-    if seed is not None and (type(seed) is not int or seed < 0):
-        raise ReplayError(f"replay seed must be a non-negative integer or null, got {short_repr(seed)}")
+    try:
+        _recorded_seed(record.get("seed"))
+    except SeedError as exc:
+        raise ReplayError(str(exc)) from None
     return record
 
 
