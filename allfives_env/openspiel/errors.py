@@ -4,7 +4,8 @@ Bad game parameters raise the core's :class:`~allfives_env.core.errors.RulesErro
 :class:`~allfives_env.core.errors.IllegalActionError`, corrupt serialized states its
 :class:`~allfives_env.core.errors.ReplayError`. Two things are this bridge's own: OpenSpiel not being
 installed (an ``ImportError`` too, so ``except ImportError`` keeps working), and a request the game
-cannot answer at this node (resampling at a chance node).
+cannot answer at this node (resampling at a chance node) or with these arguments (a player id that is
+not a seat).
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ class OpenSpielUnavailableError(AllFivesError, ImportError):
 
 
 class OpenSpielStateError(AllFivesError, ValueError):
-    """A state method asked at a node where it has no answer (e.g. resampling at a chance node)."""
+    """A state method asked at a node where it has no answer (e.g. resampling at a chance node), or given
+    arguments it cannot take (a player id that is not a seat, a sampler that is not callable)."""
 
 
 def unavailable(exc: BaseException) -> OpenSpielUnavailableError:

@@ -26,7 +26,7 @@ from .params import (
     DEFAULTS, GameConfig, make_config, max_chance_nodes, max_chance_outcomes, max_game_length, num_distinct_actions,
     utility_bounds,
 )
-from .resample import resample_track
+from .resample import resample_from_infostate
 from .track import Track, parse_state, replay
 
 SHORT_NAME = "python_allfives"
@@ -143,14 +143,10 @@ class AllFivesState(pyspiel.State):
         again (:mod:`.sampler`), replayed and checked; earlier hands are kept as they were (they cannot
         change what comes next). ``rng`` (a numpy Generator) makes it reproducible; otherwise the seed is
         drawn from ``probability_sampler`` (OpenSpiel's sampler, uniform in [0, 1)). Defined at decision
-        nodes; raises :class:`OpenSpielStateError` elsewhere."""
-        if not 0 <= int(player_id) < self.track.rules.num_players:
-            raise OpenSpielStateError(f"player_id={player_id!r} is not a seat 0..{self.track.rules.num_players - 1}")
-        if rng is None:
-            if probability_sampler is None:
-                raise OpenSpielStateError("give probability_sampler (pyspiel.UniformProbabilitySampler(0., 1.)) or rng")
-            rng = np.random.default_rng([int(probability_sampler() * 2**52) for _ in range(2)])
-        return resample_track(self, int(player_id), rng)
+        nodes; raises :class:`OpenSpielStateError` elsewhere, and for a ``player_id`` that is not a seat (an
+        int), a sampler that is not callable or returns a number outside [0, 1), an ``rng`` that is not a
+        Generator (see :func:`.resample.resample_from_infostate`)."""
+        return resample_from_infostate(self, player_id, probability_sampler, rng)
 
     def hand_start_state(self) -> "AllFivesState":
         """This state as it was when the current hand's deal began (cached; a clone each call)."""
@@ -165,7 +161,10 @@ class AllFivesState(pyspiel.State):
 
 
 def load_game(**params: Any) -> AllFivesGame:
-    """``pyspiel.load_game("python_allfives", params)`` with keyword parameters."""
+    """``pyspiel.load_game("python_allfives", params)`` with keyword parameters, checked first
+    (:func:`.params.make_config`): pyspiel converts them to C++ before the game sees them, so a value
+    out of C++'s range would otherwise fail there with a raw error instead of a :class:`RulesError`."""
+    make_config(params)
     return pyspiel.load_game(SHORT_NAME, params)
 
 

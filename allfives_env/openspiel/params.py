@@ -6,6 +6,12 @@ options that are "auto" or "null" in :class:`~allfives_env.core.rules.Rules` get
 booleans), ``hand_size=0`` and ``target=0`` (the default for the player count),
 ``max_draws_per_turn=0`` (unlimited). ``max_hands`` must be a number: OpenSpiel needs a finite game.
 
+OpenSpiel keeps integer parameters and the game's lengths in C++ ``int`` (32 bits): every integer
+parameter lies in ``-2**31 .. 2**31-1``, and a whole-game episode's history -- ``max_hands`` times the
+decisions and chance nodes of one hand -- must fit one too (:func:`max_hands_limit`: 37,675,151 hands of
+the double-six set without chosen draws). ``point_scale`` must leave the utility bounds finite
+(:func:`utility_bounds`). Each is refused up front with a :class:`RulesError` naming the allowed range.
+
 Beyond the rules, four parameters shape the episode:
 
 * ``episode``: ``"game"`` (to the target, the default) or ``"hand"`` (one hand);
@@ -24,6 +30,7 @@ Nothing here imports pyspiel: this module is the pure half of the game definitio
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
@@ -67,6 +74,9 @@ DEFAULTS: dict[str, Any] = {
 
 EPISODES = ("game", "hand")
 RETURNS = ("win", "points")
+#: The largest value of OpenSpiel's C++ ``int``: integer parameters, ``MaxGameLength``,
+#: ``MaxChanceNodesInHistory`` and their sum ``MaxHistoryLength`` are all of that type.
+INT_MAX = 2**31 - 1
 #: Rules options taken over unchanged (the parameter has the option's name and type).
 _PLAIN_OPTIONS = (
     "max_pip", "hand_end", "spinner_count", "boneyard_reserve", "first_leader", "no_double_fallback", "must_lead_it",
@@ -105,6 +115,9 @@ def _check_type(name: str, value: Any) -> Any:
         ok = isinstance(value, bool)
     elif isinstance(default, int):
         ok = isinstance(value, int) and not isinstance(value, bool)
+        if ok and not -INT_MAX - 1 <= value <= INT_MAX:
+            raise RulesError(f"parameter {name}={short_repr(value)} is not allowed: OpenSpiel's integer parameters "
+                             f"run from {-INT_MAX - 1} to {INT_MAX}")
     elif isinstance(default, float):
         ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
         value = float(value) if ok else value
@@ -164,6 +177,10 @@ def make_config(params: Optional[Mapping[str, Any]] = None) -> GameConfig:
                          "(OpenSpiel needs a finite game)")
     options["max_hands"] = merged["max_hands"]
     rules = Rules.from_options(options)
+    if merged["episode"] == "game" and merged["max_hands"] > max_hands_limit(rules):
+        raise RulesError(f"parameter max_hands={merged['max_hands']} is not allowed: give 1 to "
+                         f"{max_hands_limit(rules)} for these rules (OpenSpiel counts a game's decisions and chance "
+                         f"nodes, up to {history_per_hand(rules)} a hand, in a 32-bit int), or episode='hand'")
     if rules.first_leader == "highest_double" and rules.no_double_fallback != "heaviest_tile":
         raise RulesError(
             f"parameter no_double_fallback={rules.no_double_fallback!r} is not offered by python_allfives: a redeal "
@@ -185,8 +202,22 @@ def make_config(params: Optional[Mapping[str, Any]] = None) -> GameConfig:
     if scored_ints is not None and any(v not in (0, 1) for v in scored_ints):
         raise RulesError(f"parameter scored={merged['scored']!r} is not allowed: give 0 or 1 per side")
     scored = tuple(bool(v) for v in scored_ints) if scored_ints is not None else tuple(s != 0 for s in scores)
-    return GameConfig(rules, episode, returns, float(merged["point_scale"]), scores, scored,
-                      tuple(sorted(merged.items())))
+    config = GameConfig(rules, episode, returns, float(merged["point_scale"]), scores, scored,
+                        tuple(sorted(merged.items())))
+    _check_point_scale(config)
+    return config
+
+
+def _check_point_scale(config: GameConfig) -> None:
+    """``points`` returns are divided by ``point_scale``: it must leave the largest one a finite float."""
+    if config.returns != "points":
+        return
+    points = points_bound(config)
+    if not math.isfinite(points / config.point_scale):
+        least = 1.01 * points / sys.float_info.max  # 1% above the limit: the 3 digits shown round up to it
+        raise RulesError(f"parameter point_scale={config.point_scale!r} is not allowed: returns of up to {points} "
+                         f"points divided by it overflow a float; give a number of at least {least:.3g} "
+                         "(about 1 to 100 keeps returns near +-1)")
 
 
 # ------------------------------------------------------------------------------------------------ bounds
@@ -200,30 +231,54 @@ def max_chance_outcomes(rules: Rules) -> int:
     return rules.tile_count + rules.num_players
 
 
+def decisions_per_hand(rules: Rules) -> int:
+    """Player decisions in a hand: at most one play per tile, plus one chosen draw per boneyard tile."""
+    return rules.tile_count + (rules.boneyard_size if rules.may_draw_when_able else 0)
+
+
+def chance_nodes_per_hand(rules: Rules) -> int:
+    """Chance nodes in a hand: one per dealt or drawn tile (each tile at most once), one leader pick."""
+    return rules.tile_count + 1
+
+
+def history_per_hand(rules: Rules) -> int:
+    """The most actions (decisions and chance outcomes) one hand adds to a history."""
+    return decisions_per_hand(rules) + chance_nodes_per_hand(rules)
+
+
+def max_hands_limit(rules: Rules) -> int:
+    """The largest ``max_hands`` of a whole-game episode: OpenSpiel's ``MaxHistoryLength`` (the game length
+    plus the chance nodes, a C++ int) must not overflow."""
+    return INT_MAX // history_per_hand(rules)
+
+
 def max_game_length(config: GameConfig) -> int:
-    """Player decisions: per hand at most one play per tile, plus one chosen draw per boneyard tile."""
-    r = config.rules
-    per_hand = r.tile_count + (r.boneyard_size if r.may_draw_when_able else 0)
-    return config.hands * per_hand
+    """Player decisions: :func:`decisions_per_hand` for every hand."""
+    return config.hands * decisions_per_hand(config.rules)
 
 
 def max_chance_nodes(config: GameConfig) -> int:
-    """Chance nodes: per hand one per dealt tile, one leader pick, one per boneyard draw."""
-    return config.hands * (config.rules.tile_count + 1)
+    """Chance nodes: :func:`chance_nodes_per_hand` for every hand."""
+    return config.hands * chance_nodes_per_hand(config.rules)
 
 
-def utility_bounds(config: GameConfig) -> tuple[float, float]:
-    """(min, max) of any player's return. ``win``: +1, and -1 shared by the losing sides. ``points``: a
-    side gains at most one top scoring count per tile a hand plus a bonus of every pip on the table, and
-    loses at most every pip (each hand rounded up); the bound on the zero-sum share is their sum."""
+def points_bound(config: GameConfig) -> int:
+    """The most points (before ``point_scale``) a ``points`` return can be, either way: a side gains at most
+    one top scoring count per tile a hand plus a bonus of every pip on the table, and loses at most every
+    pip (each hand rounded up); the bound on the zero-sum share is their sum over the episode's hands."""
     r = config.rules
-    sides = r.num_sides
-    if config.returns == "win":
-        return -1.0 / (sides - 1), 1.0
     tiles = tile_set(r.max_pip)
     all_pips = sum(tiles.pips) + 5 * r.num_players
     top = 5 * (max_count(r.max_pip) // 5)
     gain = r.tile_count * top // r.score_unit + (all_pips // r.score_unit if r.hand_end == "winner_takes" else 0)
     loss = all_pips // r.score_unit if r.hand_end == "deduct_own" else 0
-    bound = config.hands * (gain + loss) / config.point_scale
+    return config.hands * (gain + loss)
+
+
+def utility_bounds(config: GameConfig) -> tuple[float, float]:
+    """(min, max) of any player's return. ``win``: +1, and -1 shared by the losing sides. ``points``:
+    :func:`points_bound` over ``point_scale`` (finite: :func:`make_config` checks the scale)."""
+    if config.returns == "win":
+        return -1.0 / (config.rules.num_sides - 1), 1.0
+    bound = points_bound(config) / config.point_scale
     return -float(bound), float(bound)

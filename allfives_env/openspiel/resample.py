@@ -7,21 +7,31 @@ the same events, the same own deal, the same seat to act with the same legal act
 keep their chance outcomes: they are in the information set as they are, and cannot change what comes
 next. A guess that fails the check (a rules option the sampler does not model) is drawn again; after
 ``tries`` failures the state itself is returned, which is always in the information set.
+
+:func:`resample_from_infostate` is the state method's body: it checks its arguments first (a seat, a
+sampler as OpenSpiel passes one, a numpy Generator) and the node, so that a bad call is refused with an
+:class:`OpenSpielStateError` before the sampler is drawn from.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 
+from ..core.errors import short_repr
 from ..core.events import Draw, Pass, Play, public_events, public_view
+from ..core.values import is_finite_number, is_integer
 from .errors import OpenSpielStateError
 from .sampler import HandTranscript, replay_a_guess
 from .track import Track
 
 #: How many guesses a resample tries before it falls back on the state itself.
 RESAMPLE_TRIES = 20
+#: A sampler's value in [0, 1) becomes this many bits of a seed (a float's mantissa holds 52).
+_SAMPLE_BITS = 52
+_SAMPLER_HINT = ("pyspiel.UniformProbabilitySampler(0., 1.) or another callable taking no arguments that returns "
+                 "a number in [0, 1)")
 
 
 def transcript_of(track: Track, player: int) -> HandTranscript:
@@ -44,12 +54,55 @@ def _seen(track: Track, player: int) -> tuple:
     return events, tuple(sorted(record.hands[player])), game.current, tuple(sorted(game.legal))
 
 
-def resample_track(state: Any, player: int, rng: np.random.Generator, tries: int = RESAMPLE_TRIES) -> Any:
-    """A new state in ``player``'s information set at ``state`` (see the module doc)."""
-    track: Track = state.track
+def _check_decision_node(track: Track) -> None:
     if track.need is not None or track.game is None or track.game.over:
         raise OpenSpielStateError("resample_from_infostate is defined at decision nodes only (not at chance or "
                                   "terminal nodes)")
+
+
+def _seed_part(sampler: Any) -> int:
+    """One draw of OpenSpiel's probability sampler as seed bits; a value outside [0, 1) is refused (it would
+    make a negative, infinite or giant seed)."""
+    value = sampler()
+    if not is_finite_number(value) or not 0 <= value < 1:
+        raise OpenSpielStateError(f"probability_sampler returned {short_repr(value)}; give {_SAMPLER_HINT}")
+    return int(value * 2**_SAMPLE_BITS)
+
+
+def resample_from_infostate(state: Any, player_id: Any, probability_sampler: Any = None,
+                            rng: Optional[np.random.Generator] = None) -> Any:
+    """``state.resample_from_infostate``: the arguments and the node checked, then :func:`resample_track`.
+
+    ``player_id`` is a seat: an integer (Python or numpy), not a bool or a float, which would silently
+    stand for another seat (``True``, ``1.5``). ``probability_sampler`` is what OpenSpiel's signature
+    takes, a callable with no arguments returning a float (``pyspiel.UniformProbabilitySampler(0., 1.)``);
+    two of its draws seed the guess. ``rng``, a numpy Generator, replaces it (reproducible). Every bad
+    argument is an :class:`OpenSpielStateError` naming what is allowed; an exception the sampler itself
+    raises is the caller's and passes through.
+    """
+    track: Track = state.track
+    seats = track.rules.num_players
+    if not is_integer(player_id) or not 0 <= player_id < seats:
+        raise OpenSpielStateError(f"player_id={short_repr(player_id)} is not allowed: give a seat, an integer from 0 "
+                                  f"to {seats - 1} (not a bool or a float)")
+    if probability_sampler is not None and not callable(probability_sampler):
+        raise OpenSpielStateError(f"probability_sampler={short_repr(probability_sampler)} is not allowed: give "
+                                  f"{_SAMPLER_HINT}, or rng")
+    if rng is not None and not isinstance(rng, np.random.Generator):
+        raise OpenSpielStateError(f"rng={short_repr(rng)} is not allowed: give a numpy Generator "
+                                  "(numpy.random.default_rng(seed)) or None")
+    if rng is None and probability_sampler is None:
+        raise OpenSpielStateError(f"give probability_sampler ({_SAMPLER_HINT}) or rng")
+    _check_decision_node(track)
+    if rng is None:
+        rng = np.random.default_rng([_seed_part(probability_sampler) for _ in range(2)])
+    return resample_track(state, int(player_id), rng)
+
+
+def resample_track(state: Any, player: int, rng: np.random.Generator, tries: int = RESAMPLE_TRIES) -> Any:
+    """A new state in ``player``'s information set at ``state`` (see the module doc)."""
+    track: Track = state.track
+    _check_decision_node(track)
     transcript = transcript_of(track, player)
     target = _seen(track, player)
     draw_action = track.game.draw_action
