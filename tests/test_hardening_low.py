@@ -166,6 +166,16 @@ def test_point_scale_must_leave_the_utility_bounds_finite(openspiel) -> None:
     assert openspiel.AllFivesGame({"returns": "points", "point_scale": 1e308}).max_utility() > 0
 
 
+def test_the_search_bots_refuse_such_a_point_scale_when_made(openspiel) -> None:
+    """Their one-hand search games divide points by it: refused at construction, not at the first move."""
+    from allfives_env.agents import AgentError, make_agent
+
+    for name in ("openspiel-ismcts", "openspiel-mcts"):
+        with pytest.raises(AgentError, match="point_scale=1e-320 is not allowed: .* at least"):
+            make_agent(name, point_scale=1e-320)
+        assert make_agent(name, point_scale=1e-300).point_scale == 1e-300
+
+
 @pytest.fixture
 def decision_state(openspiel):
     import pyspiel

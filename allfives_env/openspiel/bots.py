@@ -28,8 +28,14 @@ import numpy as np
 
 from ..agents.base import PlayerView, SearchingAgent
 from ..agents.registry import AgentError
+from ..core.errors import RulesError
+from ..core.rules import SUPPORTED_MAX_PIPS
+from .params import make_config
 
 _SEEDS = 1 << 31
+#: The search game with the largest points bound (the biggest tile set, four seats): a ``point_scale``
+#: that keeps its returns finite keeps those of every search game, whatever the rules of the match.
+_WIDEST_SEARCH = {"players": 4, "max_pip": max(SUPPORTED_MAX_PIPS), "episode": "hand", "returns": "points"}
 
 
 class CoreRolloutEvaluator:
@@ -96,6 +102,10 @@ class _OpenSpielAgent(SearchingAgent):
         for name, value in (("sims", sims), ("rollouts", rollouts), ("uct_c", uct_c), ("point_scale", point_scale)):
             if not value > 0:
                 raise AgentError(f"{name}={value!r} is not allowed: give a positive number")
+        try:  # refused here, not at the first search, where the search game's own check would stop the match
+            make_config({**_WIDEST_SEARCH, "point_scale": float(point_scale)})
+        except RulesError as exc:
+            raise AgentError(str(exc).replace("parameter ", "", 1)) from None
         self.sims, self.uct_c, self.rollouts, self.worlds = sims, float(uct_c), rollouts, worlds
         self.point_scale = float(point_scale)
 
