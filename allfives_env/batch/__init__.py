@@ -4,9 +4,9 @@
 are built on it. The Python core stays the reference: replays of batch games verify against it.
 """
 
-from .cache import clear_stale_cache
+from .cache import prepare_cache
 
-clear_stale_cache()  # before any kernel module is imported: numba may load from the cache at import
+prepare_cache()  # before any kernel module is imported: the cache must be fresh and intact before numba reads it
 
 from .engine import BatchGame  # noqa: E402
 

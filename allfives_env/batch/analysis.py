@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+from .jit import njit
 
 from ..analysis import DOMINO, NORMAL, WINS
 from ..core.tiles import tile_set

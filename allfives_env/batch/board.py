@@ -11,7 +11,7 @@ what lets the analysis and the search try a move without undoing it.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from .jit import njit
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from .layout import (

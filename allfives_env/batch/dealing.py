@@ -12,7 +12,7 @@ a replay records every deal, so the core verifies a batch game move by move (:mo
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from .jit import njit
 
 from .board import clear_board, hand_placements
 from .layout import (

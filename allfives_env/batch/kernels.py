@@ -7,7 +7,7 @@ class :class:`~allfives_env.batch.engine.BatchGame` calls, one call per batch op
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from .jit import njit
 
 from .dealing import GOLDEN, SHIFT32, mix64, new_game, seed_streams
 from .layout import NUM_ACTIONS

@@ -13,7 +13,7 @@ purpose: each array argument costs a compiled call about as much as a small kern
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from .jit import njit
 
 from .board import count, hand_placements, open_values, place, tile_placements
 from .dealing import give, log_event, new_hand, take
