@@ -138,19 +138,18 @@ def cache_directory() -> Optional[Path]:
 
 
 def _notice(message: str) -> None:
-    """Warn once, attributed to the first caller outside this package and the import machinery (the
-    user's ``import``), so the warning points at the user's code as Python's own warnings do."""
-    frame = inspect.currentframe()
-    outer = frame
+    """Warn, attributed to the first caller outside this package and the import machinery (the user's
+    ``import``), so that the warning points at the user's code as Python's own warnings do."""
+    frame = caller = inspect.currentframe()
     while frame is not None:
-        outer, name = frame, frame.f_code.co_filename
-        if not (name.startswith(str(_ROOT)) or name.startswith("<frozen importlib")):
+        caller, name = frame, frame.f_code.co_filename
+        if not (name.startswith(str(_ROOT) + os.sep) or name.startswith("<frozen importlib")):
             break
         frame = frame.f_back
-    namespace = outer.f_globals if outer is not None else {}
+    namespace = caller.f_globals if caller is not None else {}
     warnings.warn_explicit(f"allfives_env.batch: {message}", BatchCacheWarning,
-                           outer.f_code.co_filename if outer is not None else "allfives_env.batch",
-                           outer.f_lineno if outer is not None else 0, module=namespace.get("__name__"),
+                           caller.f_code.co_filename if caller is not None else "allfives_env.batch",
+                           caller.f_lineno if caller is not None else 0, module=namespace.get("__name__"),
                            registry=namespace.setdefault("__warningregistry__", {}))
 
 
@@ -159,10 +158,12 @@ def _cache_files(directory: Path) -> list[Path]:
 
 
 def _fingerprint(path: Path) -> Optional[list]:
-    """[sha256, mtime_ns] of ``path``, or None if it vanished (another process wiped the cache)."""
+    """[sha256, mtime_ns, inode] of ``path``, or None if it vanished (another process wiped the cache).
+    numba writes every file anew and renames it into place, so a file it rewrote has a new inode and
+    time; damage in place (a bad sector, a cut copy) keeps the inode."""
     try:
         stat = path.stat()
-        return [hashlib.sha256(path.read_bytes()).hexdigest(), stat.st_mtime_ns]
+        return [hashlib.sha256(path.read_bytes()).hexdigest(), stat.st_mtime_ns, stat.st_ino]
     except OSError:
         return None
 
@@ -195,11 +196,11 @@ def _read_stamp(directory: Path) -> Optional[dict]:
     missing or malformed."""
     try:
         with open(directory / _STAMP, "rb") as handle:
-            stamp = json.loads(handle.read(_MAX_STAMP_BYTES + 1))
+            stamp = json.loads(handle.read(_MAX_STAMP_BYTES + 1))  # past the cap: cut, so malformed
     except (OSError, ValueError):
         return None
     ok = (isinstance(stamp, dict) and isinstance(stamp.get("sources"), str) and isinstance(stamp.get("files"), dict)
-          and all(isinstance(v, list) and len(v) == 2 for v in stamp["files"].values())
+          and all(isinstance(v, list) and len(v) == 3 for v in stamp["files"].values())
           and isinstance(stamp.get("closure"), list) and all(isinstance(p, str) for p in stamp["closure"]))
     return stamp if ok else None
 
@@ -244,8 +245,8 @@ def _sync(directory: Path, sources: str, paths: list[Path]) -> bool:
         before = recorded.get(path.name)
         if now == before:
             kept[path.name] = now
-        # a data file is written once per signature; an index is rewritten (new mtime) when one is added
-        elif (before is None or (path.suffix == ".nbi" and now[1] != before[1])) and _parses(path):
+        # a data file is written once per signature; an index is rewritten when a signature is added
+        elif (before is None or (path.suffix == ".nbi" and now[1:] != before[1:])) and _parses(path):
             kept[path.name] = now
         else:
             damaged.append(path.name)
