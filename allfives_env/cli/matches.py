@@ -13,6 +13,8 @@ from typing import Any
 from ..evaluation import (
     MAX_BOOTSTRAP,
     MAX_GAMES,
+    MAX_MOVE_TIME_LIMIT,
+    MIN_MOVE_TIME_LIMIT,
     EvaluationError,
     compare,
     evaluate,
@@ -24,6 +26,7 @@ from ..evaluation import (
     save_sample_games,
     tournament,
 )
+from ..evaluation.checks import check_move_time_limit
 from ..evaluation.statistics import check_prior
 from ..paths import check_output
 from .options import add_shared_options, int_type, rules_for, shorten
@@ -56,6 +59,21 @@ def _prior_type(text: str) -> float:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _seconds_type(text: str) -> float:
+    """``--move-time-limit``: seconds, checked by :func:`~allfives_env.evaluation.checks.check_move_time_limit`."""
+    allowed = f"give a number of seconds from {MIN_MOVE_TIME_LIMIT:g} to {MAX_MOVE_TIME_LIMIT:g}"
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{shorten(text)} is not a number: {allowed}") from None
+    try:
+        return check_move_time_limit(value)  # type: ignore[return-value]
+    except EvaluationError as exc:
+        if MIN_MOVE_TIME_LIMIT <= value <= MAX_MOVE_TIME_LIMIT:  # in range: the platform cannot keep a limit
+            raise argparse.ArgumentTypeError(str(exc)) from None
+        raise argparse.ArgumentTypeError(f"{shorten(text)} is out of range: {allowed}") from None
+
+
 def _add_run_options(p: argparse.ArgumentParser, games_help: str, games_default: int) -> None:
     """The options of a run of games: the shared ones, ``--games``, ``--processes`` and the outputs."""
 
@@ -68,6 +86,9 @@ def _add_run_options(p: argparse.ArgumentParser, games_help: str, games_default:
     p.add_argument("--processes",
                    type=int_type(1, limit, f"an integer from 1 to {limit} ({PROCESSES_PER_CPU} x the CPUs here)"),
                    default=1, help="worker processes (default 1); results do not depend on it")
+    p.add_argument("--move-time-limit", type=_seconds_type, default=None, metavar="SECONDS",
+                   help="stop the run with an error naming the agent, seat, move and seeds if any agent takes "
+                        "longer than this over one move (default: no limit)")
     p.add_argument("--json", metavar="PATH", help="save the result as JSON (for allfives compare)")
     p.add_argument("--csv", metavar="PATH", help="save the result tables as CSV")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -113,7 +134,7 @@ def _evaluate(args: argparse.Namespace) -> int:
             "--balanced needs 2 agents and 3 players or 4 cut-throat (the first against a field of the second, "
             "then the other way round)")
     result = evaluate(args.agents, rules, games=args.games, seed=args.seed, processes=args.processes,
-                      progress=not args.no_progress, balanced=args.balanced)
+                      progress=not args.no_progress, balanced=args.balanced, move_time_limit=args.move_time_limit)
     print(format_match(result))
     if args.save_games:
         count = SAVE_COUNT if args.save_count is None else args.save_count
@@ -144,7 +165,8 @@ def _tournament(args: argparse.Namespace) -> int:
     rules = rules_for(args)
     _check_outputs(args)
     result = tournament(args.agents, rules, games_per_pair=args.games, seed=args.seed, processes=args.processes,
-                        progress=not args.no_progress, bootstrap=args.bootstrap, prior=args.prior)
+                        progress=not args.no_progress, bootstrap=args.bootstrap, prior=args.prior,
+                        move_time_limit=args.move_time_limit)
     print(format_tournament(result))
     _save_outputs(result, args)
     return 0

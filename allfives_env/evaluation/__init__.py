@@ -3,7 +3,7 @@
 This face re-exports the public API; the work is done in one module per job, each importing only the
 ones listed before it:
 
-* :mod:`.errors` -- :class:`EvaluationError`
+* :mod:`.errors` -- :class:`EvaluationError`, :class:`MoveTimeLimitError`, :class:`WorkerDiedError`
 * :mod:`.statistics` -- Wilson and Student-t intervals, the t distribution, Bradley-Terry ratings
 * :mod:`.checks` -- what a run may be asked for (rules, seed, sizes, agents)
 * :mod:`.scheduling` -- duplicate sets: seat orders and the seeds of every game (why duplicate deals: there)
@@ -18,9 +18,9 @@ ones listed before it:
 
 from __future__ import annotations
 
-from .checks import MAX_BOOTSTRAP, MAX_GAMES, AgentLike, RulesLike, resolve_rules
+from .checks import MAX_BOOTSTRAP, MAX_GAMES, MAX_MOVE_TIME_LIMIT, MIN_MOVE_TIME_LIMIT, AgentLike, RulesLike, resolve_rules
 from .comparison import Comparison, ComparisonRow, compare
-from .errors import EvaluationError
+from .errors import EvaluationError, MoveTimeLimitError, WorkerDiedError
 from .formatting import format_comparison, format_match, format_tournament
 from .matchup import evaluate
 from .persistence import RESULT_FORMAT, RESULT_VERSION, load_result, save_csv, save_json, save_sample_games
@@ -30,11 +30,12 @@ from .scheduling import agent_seeds, duplicate_orders, set_seeds
 from .statistics import Z95, bradley_terry, mean_interval, student_t_cdf, t_quantile, wilson_interval
 
 __all__ = [
-    "Comparison", "ComparisonRow", "EvaluationError", "GameRecord", "MatchResult", "TournamentResult",
+    "Comparison", "ComparisonRow", "EvaluationError", "GameRecord", "MatchResult", "MoveTimeLimitError",
+    "TournamentResult", "WorkerDiedError",
     "agent_seeds", "bradley_terry", "compare", "duplicate_orders", "evaluate", "format_comparison",
     "format_match", "format_tournament", "load_result", "mean_interval", "resolve_rules", "save_csv",
     "save_json", "save_sample_games", "set_seeds", "student_t_cdf", "summarize_match", "t_quantile", "tournament",
     "wilson_interval",
     # constants and type aliases, public since the package was one module
-    "AgentLike", "MAX_BOOTSTRAP", "MAX_GAMES", "RESULT_FORMAT", "RESULT_VERSION", "Result", "RulesLike", "Z95",
+    "AgentLike", "MAX_BOOTSTRAP", "MAX_GAMES", "MAX_MOVE_TIME_LIMIT", "MIN_MOVE_TIME_LIMIT", "RESULT_FORMAT", "RESULT_VERSION", "Result", "RulesLike", "Z95",
 ]

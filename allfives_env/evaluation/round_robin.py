@@ -10,7 +10,8 @@ import numpy as np
 from ..agents import parse_agent_spec
 from ..core.rules import Rules
 from ..core.seeds import check_seed
-from .checks import AgentLike, RulesLike, check_agents, check_bootstrap, check_run_args, resolve_rules
+from .checks import (AgentLike, RulesLike, check_agents, check_bootstrap, check_move_time_limit, check_run_args,
+                     resolve_rules)
 from .results import MatchResult, TournamentResult, first_score, summarize_match
 from .runner import run_matchups
 from .scheduling import bootstrap_generator, duplicate_orders, sets_for
@@ -107,6 +108,7 @@ def tournament(
     bootstrap: int = 1000,
     prior: float = 1.0,
     mp_context: Optional[str] = None,
+    move_time_limit: Optional[float] = None,
 ) -> TournamentResult:
     """A round robin: every pair of ``agents`` plays a duplicate match-up of ``games_per_pair`` games
     (rounded up to whole sets; with 3 players or 4 cut-throat, each agent is the hero against a field of
@@ -115,11 +117,13 @@ def tournament(
     The ``random`` agent is the rating anchor (0) when present, else the first agent. ``prior`` virtual
     drawn games per pair keep the ratings finite when an agent wins (or loses) every game, in the fit
     and in the bootstrap resamples; it shifts ratings only slightly once pairs have hundreds of games.
+    ``move_time_limit`` and the errors that stop a run: as for :func:`~allfives_env.evaluation.evaluate`.
     """
     r = resolve_rules(rules, num_players)
     seed = check_seed(seed, allow_none=False)
     check_run_args(processes, games_per_pair, "games_per_pair")
     check_bootstrap(bootstrap)
+    limit = check_move_time_limit(move_time_limit)
     prior = check_prior(prior)  # now, not after every game has been played
     specs = check_agents(agents, r, distinct=True)
     balanced = not r.partnership and r.num_players > 2
@@ -127,7 +131,8 @@ def tournament(
     sets = sets_for(games_per_pair, orders)
     pairs = list(itertools.combinations(range(len(specs)), 2))
     matchups = [((specs[i], specs[j]), orders) for i, j in pairs]
-    records = run_matchups(r, matchups, sets, seed, processes, progress, f"tournament of {len(specs)}", mp_context)
+    records = run_matchups(r, matchups, sets, seed, processes, progress, f"tournament of {len(specs)}", mp_context,
+                           limit)
     matches = [summarize_match([specs[i], specs[j]], r, seed, balanced, orders, recs)
                for (i, j), recs in zip(pairs, records)]
     return _rate(specs, r, seed, prior, bootstrap, pairs, matches)
