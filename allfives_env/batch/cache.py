@@ -12,8 +12,9 @@ handles the three ways that goes wrong:
   The cache directory numba chose is stamped with a hash of every module the batch modules import,
   found by reading their imports (:func:`compiled_sources`), and wiped when the hash differs.
 * **Damaged files.** A truncated or altered cache file would make numba fail on every run, or load wrong
-  code. The stamp records each file's digest once the file has been seen whole; a file that no longer
-  matches it, or that does not parse, wipes the cache (one warning), and the kernels compile once again.
+  code. The stamp records each file's digest once the file has been seen whole; a file changed in place
+  since (numba never does that: it renames new files into place), or one that does not parse, wipes the
+  cache (one warning), and the kernels compile once again.
 
 numba's cache is the library's own compiled output in its own directory; nothing here unpickles it (the
 files are parsed with :mod:`pickletools`, which builds no objects).
@@ -158,12 +159,11 @@ def _cache_files(directory: Path) -> list[Path]:
 
 
 def _fingerprint(path: Path) -> Optional[list]:
-    """[sha256, mtime_ns, inode] of ``path``, or None if it vanished (another process wiped the cache).
-    numba writes every file anew and renames it into place, so a file it rewrote has a new inode and
-    time; damage in place (a bad sector, a cut copy) keeps the inode."""
+    """[sha256, inode] of ``path``, or None if it vanished (another process wiped the cache). numba
+    writes each cache file anew and renames it into place, so a file it rewrote has a new inode, while
+    damage in place (a bad sector, a cut or patched file) keeps the old one."""
     try:
-        stat = path.stat()
-        return [hashlib.sha256(path.read_bytes()).hexdigest(), stat.st_mtime_ns, stat.st_ino]
+        return [hashlib.sha256(path.read_bytes()).hexdigest(), path.stat().st_ino]
     except OSError:
         return None
 
@@ -200,7 +200,7 @@ def _read_stamp(directory: Path) -> Optional[dict]:
     except (OSError, ValueError):
         return None
     ok = (isinstance(stamp, dict) and isinstance(stamp.get("sources"), str) and isinstance(stamp.get("files"), dict)
-          and all(isinstance(v, list) and len(v) == 3 for v in stamp["files"].values())
+          and all(isinstance(v, list) and len(v) == 2 for v in stamp["files"].values())
           and isinstance(stamp.get("closure"), list) and all(isinstance(p, str) for p in stamp["closure"]))
     return stamp if ok else None
 
@@ -243,10 +243,11 @@ def _sync(directory: Path, sources: str, paths: list[Path]) -> bool:
         if now is None:
             continue
         before = recorded.get(path.name)
-        if now == before:
+        if before is not None and now[0] == before[0]:
             kept[path.name] = now
-        # a data file is written once per signature; an index is rewritten when a signature is added
-        elif (before is None or (path.suffix == ".nbi" and now[1:] != before[1:])) and _parses(path):
+        # new, or rewritten by numba (an index when a signature is added, a data file when two processes
+        # compiled the same one): whole if it parses. Changed in place: damaged.
+        elif (before is None or now[1] != before[1]) and _parses(path):
             kept[path.name] = now
         else:
             damaged.append(path.name)
