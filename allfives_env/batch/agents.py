@@ -30,6 +30,7 @@ from .analysis import (
     placement_rows,
 )
 from .board import count_after
+from .checks import MAX_GAMES, batch_game
 from .dealing import GOLDEN, SHIFT32, mix64, seed_streams
 from .layout import B_SIZE, DRAW_ACTION, HIGH_AT, LOW_AT, PIPS_AT, SCORE_UNIT
 from .play import points_for_count
@@ -229,6 +230,7 @@ class BatchAgent:
 
     def _work_for(self, batch: Any) -> tuple[Work, np.ndarray, np.ndarray]:
         """The work arrays for the batch's set (made once per set), after checking the batch's size."""
+        batch = batch_game(batch, f"the {self.name} batch agent")
         if batch.n != self.n:
             raise BatchError(f"this {self.name} batch agent was made for {self.n} games; the batch has {batch.n}")
         max_pip = batch.rules.max_pip
@@ -280,8 +282,8 @@ def make_batch_agent(name: str, seed: int, n: int, **weights: Any) -> BatchAgent
     AgentError` naming what is allowed."""
     if not isinstance(name, str) or name not in BATCH_AGENTS:
         raise AgentError(f"unknown batch agent {short_repr(name)}; batch agents: {list(BATCH_AGENTS)}")
-    if not is_integer(n) or not 1 <= n <= 1 << 22:
-        raise BatchError(f"n={short_repr(n)} is not allowed: give the number of games of the batch, an integer >= 1")
+    if not is_integer(n) or not 1 <= n <= MAX_GAMES:
+        raise BatchError(f"n={short_repr(n)} is not allowed: give the number of games of the batch, an integer 1..{MAX_GAMES}")
     if weights and name != "expert":
         raise AgentError(f"batch agent {name!r} takes no parameters; got {sorted(weights)}")
     checked = {}

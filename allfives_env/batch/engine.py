@@ -9,6 +9,7 @@ be written out as a replay that the core re-simulates and verifies (:meth:`Batch
 
 from __future__ import annotations
 
+import os
 from typing import Any, Optional
 
 import numpy as np
@@ -22,14 +23,38 @@ from ..core.seeds import check_seed
 from ..core.tiles import tile_set
 from ..core.values import is_integer
 from . import kernels
+from .checks import MAX_GAMES, flag, integer_values, kernel_buffer
 from .observe import BatchObserver
 from .record import replay_record
 from .layout import NUM_ACTIONS, log_width, Tables, rules_vector, state_dtype, tables_for
 
-#: The most games one batch holds: far beyond any machine's use, it keeps a typo (1e9) from
-#: allocating gigabytes before anything else can fail.
-MAX_GAMES = 1 << 22
 _FIRST_LOG = 256  # decisions logged per game before the log first grows
+_LOG_ITEM = np.dtype(np.int16).itemsize
+
+
+def memory_needed(rules: Rules, n: int, record: bool = True) -> int:
+    """Bytes a :class:`BatchGame` of ``n`` games under ``rules`` allocates when it is built: each game's
+    record (456 bytes in the double-6 set, 592 in double-9, 776 in double-12) plus, with ``record=True``,
+    its decision log (512 bytes to start; it doubles for long games, briefly holding old and new).
+    Observations and legal masks are the caller's arrays, ``n`` rows each, on top of this."""
+    per_game = state_dtype(rules.max_pip).itemsize + (_FIRST_LOG * _LOG_ITEM if record else 0)
+    return int(n) * per_game
+
+
+def available_memory() -> Optional[int]:
+    """Bytes of memory the system can still give (Linux's ``MemAvailable``; elsewhere the physical
+    memory), or None when neither can be read: then no batch is refused for its size."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, OSError, ValueError):
+        return None
 
 
 class BatchGame:
@@ -54,13 +79,18 @@ class BatchGame:
             raise RulesError(f"rules must be a Rules object (Rules(...) or Rules.from_options({{...}})), got {short_repr(rules)}")
         if not is_integer(n) or not 1 <= n <= MAX_GAMES:
             raise BatchError(f"n={short_repr(n)} is not allowed: give the number of games, an integer 1..{MAX_GAMES}")
-        for name, flag in (("stop_after_hand", stop_after_hand), ("record", record)):
-            if not isinstance(flag, (bool, np.bool_)):
-                raise BatchError(f"{name}={short_repr(flag)} is not allowed: give True or False")
+        stop_after_hand = flag(stop_after_hand, "stop_after_hand")
+        record = flag(record, "record")
         self.seed = check_seed(seed)
         if self.seed is None:
             raise SeedError("seed=None is not allowed for a batch: give a non-negative integer, so every game can be replayed")
         self.first_game = check_seed(first_game, "first_game") or 0
+        needed = memory_needed(rules, n, record)
+        available = available_memory()
+        if available is not None and needed > available:
+            raise BatchError(f"a batch of {int(n)} games needs about {needed / 2**30:.1f} GiB "
+                             f"({needed // int(n)} bytes a game), more than the {available / 2**30:.1f} GiB "
+                             f"of memory available: use fewer games, or play them in chunks (first_game=k*n)")
         self.rules = rules
         self.n = int(n)
         self.stop_after_hand = bool(stop_after_hand)
@@ -126,7 +156,10 @@ class BatchGame:
     def legal_mask(self, out: Optional[np.ndarray] = None) -> np.ndarray:
         """bool (n, num_actions): the legal actions of each game's seat to act (a finished game's row
         is all False). ``out`` is reused when given; by default a new array."""
-        target = np.zeros((self.n, self.num_actions), dtype=np.bool_) if out is None else out
+        if out is None:
+            target = np.zeros((self.n, self.num_actions), dtype=np.bool_)
+        else:
+            target = kernel_buffer(out, "out", (self.n, self.num_actions), np.bool_, owner=self.S)
         kernels.fill_legal_mask(self.S, target)
         return target
 
@@ -135,9 +168,10 @@ class BatchGame:
         """float32 (n, obs_size): each game's observation from ``seats[i]`` (None or -1: its seat to
         act), identical to ``ObservationEncoder(rules, action_features).encode`` (the env's observation).
         The observer of each ``action_features`` setting is built once and kept."""
-        observer = self._observers.get(bool(action_features))
+        action_features = flag(action_features, "action_features")
+        observer = self._observers.get(action_features)
         if observer is None:
-            observer = self._observers[bool(action_features)] = BatchObserver(self.rules, action_features)
+            observer = self._observers[action_features] = BatchObserver(self.rules, action_features)
         return observer.observe(self, seats, out)
 
     def legal_actions(self, i: int) -> list[int]:
@@ -173,15 +207,13 @@ class BatchGame:
         self._log = grown
 
     def _checked_actions(self, actions: Any) -> np.ndarray:
-        """``actions`` as an int64 (n,) array, or a clear error."""
-        arr = np.asarray(actions)
-        if arr.shape != (self.n,):
-            raise IllegalActionError(f"step() needs one action per game: an array of shape ({self.n},), got shape {arr.shape}")
-        if arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
-            raise IllegalActionError(f"actions must be integer action ids, got an array of dtype {arr.dtype}")
+        """``actions`` as an int64 (n,) array (one action id or -1 per game), or a clear error. Values
+        out of range are left to :func:`.kernels.first_illegal`, which names the game and its legal set."""
+        arr = integer_values(actions, "actions (one action id, or -1 for no move, per game)", (self.n,),
+                             error=IllegalActionError)
         if self.S["over"].all():
             raise GameOverError("every game of the batch is over: call reset_done() to deal new episodes")
-        return arr.astype(np.int64, copy=False)
+        return arr
 
     def _illegal_message(self, i: int, action: int) -> str:
         legal = self.legal_actions(i)
@@ -200,7 +232,8 @@ class BatchGame:
 
     def random_actions(self, states: np.ndarray) -> np.ndarray:
         """A uniformly random legal action per game (-1 where finished), drawn from ``states`` (an
-        (n,) uint64 array of the caller's streams, advanced in place)."""
+        (n,) uint64 array of the caller's streams, advanced in place: writable and C-contiguous)."""
+        states = kernel_buffer(states, "states", (self.n,), np.uint64, owner=self.S)
         out = np.empty(self.n, dtype=np.int64)
         kernels.random_actions(self.S, states, out)
         return out

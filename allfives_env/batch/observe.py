@@ -28,6 +28,7 @@ from .analysis import (
     ACTIONS, BLOCK, DENY, DOUBLE, DOMINO, FIT, FOLLOW, KIND, NOW, P_LOSE, PIPS, SHOWN, WINS, make_work, placement_rows,
 )
 from .board import count, counted, spinner_counts
+from .checks import batch_game, flag, integer_values, kernel_buffer
 from .layout import (
     B_ALL_OPEN, B_ARM, B_DOUBLE, B_END, B_SIZE, B_SPINNER, DRAW_ACTION, MAX_PIP, NUM_PLAYERS, NUM_VALUES, ON_TABLE,
     RESERVE, SCORE_UNIT, TARGET, TILE_COUNT,
@@ -182,7 +183,7 @@ class BatchObserver:
         """Offsets from an :class:`ObservationEncoder` of the same arguments, and the analysis' work arrays."""
         if not isinstance(rules, Rules):
             raise RulesError(f"rules must be a Rules object, got {short_repr(rules)}")
-        encoder = ObservationEncoder(rules, action_features)
+        encoder = ObservationEncoder(rules, flag(action_features, "action_features"))
         self.rules = rules
         self.action_features = encoder.action_features
         self.size = encoder.size
@@ -194,16 +195,16 @@ class BatchObserver:
     def observe(self, batch: Any, seats: Optional[np.ndarray] = None, out: Optional[np.ndarray] = None) -> np.ndarray:
         """float32 ``(n, size)``: each game's observation from ``seats[i]`` (an int array of shape
         ``(n,)``; None or -1 = the seat to act, seat 0 for a finished game). ``out`` is reused when
-        given (float32, C-contiguous, shape ``(n, size)``)."""
+        given (float32, C-contiguous, writable, shape ``(n, size)``)."""
+        batch = batch_game(batch, "BatchObserver.observe")
         if batch.rules is not self.rules and batch.rules != self.rules:
             raise RulesError("this BatchObserver was built for other rules than the batch's")
         n = batch.n
         chosen = np.full(n, -1, dtype=np.int64) if seats is None else self._checked_seats(seats, n)
         if out is None:
             out = np.empty((n, self.size), dtype=np.float32)
-        elif out.shape != (n, self.size) or out.dtype != np.float32 or not out.flags.c_contiguous:
-            raise BatchError(f"out must be a C-contiguous float32 array of shape ({n}, {self.size}), got "
-                             f"{out.dtype} {out.shape}")
+        else:
+            out = kernel_buffer(out, "out", (n, self.size), np.float32, owner=batch.S)
         R = batch.rules_vector
         observe_games(batch.S, R, chosen, out, self.offsets)
         if self.action_features:
@@ -213,10 +214,9 @@ class BatchObserver:
 
     def _checked_seats(self, seats: Any, n: int) -> np.ndarray:
         """``seats`` as an int64 (n,) array of -1 or seats of the game, or a clear error."""
-        arr = np.asarray(seats)
-        if arr.shape != (n,) or arr.dtype == np.bool_ or not np.issubdtype(arr.dtype, np.integer):
-            raise BatchError(f"seats must be an integer array of shape ({n},), got {arr.dtype} {arr.shape}")
-        arr = arr.astype(np.int64)
+        arr = integer_values(seats, "seats", (n,))
         if arr.size and (arr.min() < -1 or arr.max() >= self.rules.num_players):
-            raise BatchError(f"seats must be -1 (the seat to act) or 0..{self.rules.num_players - 1}")
+            bad = int(arr.min()) if arr.min() < -1 else int(arr.max())
+            raise BatchError(f"seats must be -1 (the seat to act) or a seat 0..{self.rules.num_players - 1}; "
+                             f"got {bad}")
         return arr

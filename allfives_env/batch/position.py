@@ -26,6 +26,8 @@ import numpy as np
 from numba import njit
 
 from ..core.board import ALL_SLOTS
+from ..core.errors import DealError, short_repr
+from ..core.values import is_integer
 from ..core.events import Draw, HandStart, Pass, Play
 from ..core.rules import Rules
 from ..core.view import PlayerView
@@ -119,11 +121,50 @@ def board_values(view: PlayerView) -> list[int]:
     return b
 
 
+def check_hidden(view: PlayerView, other_hands: Mapping[int, int], boneyard: Sequence[int]) -> list[int]:
+    """The boneyard guess as tile ids, once ``other_hands`` and ``boneyard`` together place every tile
+    ``view.seat`` cannot see exactly once: each other seat a bit mask of its known hand size, the
+    boneyard its known size, no tile it holds or that is on the table. Anything else is a
+    :class:`DealError`: the kernels would index their tile arrays with it."""
+    tiles = view.tiles
+    seat = view.seat
+    sizes = view.hand_sizes
+    if not isinstance(other_hands, Mapping):
+        raise DealError(f"other_hands must map each other seat to a tile mask; got {short_repr(other_hands)}")
+    others = [s for s in range(view.rules.num_players) if s != seat]
+    keys = list(other_hands)
+    if not all(is_integer(s) for s in keys) or sorted(int(s) for s in keys) != others:
+        raise DealError(f"other_hands must have exactly the seats {others}; got {short_repr(list(other_hands))}")
+    unseen = tiles.full_mask & ~tiles.mask_of(view.hand) & ~view.played_mask
+    placed = 0
+    for s in others:
+        given = other_hands[s]
+        mask = int(given) if is_integer(given) else -1
+        if mask < 0 or mask & ~unseen or bin(mask).count("1") != sizes[s]:
+            raise DealError(f"other_hands[{s}]={short_repr(given)} is not allowed: give a mask of {sizes[s]} "
+                            f"tiles that seat {seat} cannot see")
+        if mask & placed:
+            raise DealError(f"other_hands[{s}] shares tiles with another seat's hand")
+        placed |= mask
+    try:
+        bone = [int(t) for t in boneyard] if all(is_integer(t) for t in boneyard) else None
+    except TypeError:  # not iterable
+        bone = None
+    rest = unseen & ~placed
+    if bone is None or len(bone) != view.boneyard_size or len(set(bone)) != len(bone) \
+            or any(not 0 <= t < tiles.size or not rest >> t & 1 for t in bone):
+        raise DealError(f"boneyard={short_repr(boneyard)} is not allowed: give the {view.boneyard_size} distinct "
+                        f"tile ids that are in no hand and not on the table")
+    return bone
+
+
 def public_vector(view: PlayerView, other_hands: Optional[Mapping[int, int]] = None,
                   boneyard: Optional[Sequence[int]] = None) -> np.ndarray:
     """Everything :func:`write_position` needs, from ``view``'s public API, as one int64 vector (layout:
     the ``P_*`` offsets). ``other_hands`` (seat -> tile mask) and ``boneyard`` (index 0 drawn next) fill
     the hidden part; without them the unseen tiles are boneyard placeholders."""
+    if (other_hands is None) != (boneyard is None):
+        raise DealError("give both other_hands and boneyard (the whole hidden part), or neither")
     tiles = view.tiles
     T = tiles.size
     seat = view.seat
@@ -132,18 +173,14 @@ def public_vector(view: PlayerView, other_hands: Optional[Mapping[int, int]] = N
         owner[t] = seat
     for t, who in view.played:
         owner[t] = ON_TABLE + who
-    if other_hands is not None:
-        for s, mask in other_hands.items():
-            if s != seat:
-                for t in tiles.tiles_of(mask):
-                    owner[t] = s
     size = view.boneyard_size
-    if boneyard is None:
+    if other_hands is None:
         bone = [t for t in range(T) if owner[t] == BONEYARD][:size]
     else:
-        bone = [int(t) for t in boneyard]
-        if len(bone) != size:
-            raise ValueError(f"the boneyard guess has {len(bone)} tiles; the boneyard holds {size}")
+        bone = check_hidden(view, other_hands, boneyard)
+        for s, mask in other_hands.items():
+            for t in tiles.tiles_of(int(mask)):
+                owner[t] = int(s)
     in_bone = set(bone)
     deal = [t for t in range(T) if t not in in_bone] + bone
     board = view.board

@@ -26,21 +26,25 @@ instead, so the two engines make the same kind of choices, not bit-identical one
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Mapping, NamedTuple, Optional, Sequence
+from typing import Any, Mapping, NamedTuple, Optional, Sequence
 
 import numpy as np
 from numba import njit
 
+from ..core.errors import BatchError, IllegalActionError, RulesError, short_repr
 from ..core.rules import Rules
+from ..core.seeds import check_seed
+from ..core.values import is_finite_number, is_integer
 from ..core.view import PlayerView
 from .board import count_after
+from .checks import integer_values, kernel_buffer
 from .dealing import GOLDEN, SHIFT32, mix64
 from .layout import (
     BONEYARD, DRAW_ACTION, HIGH_AT, LOW_AT, NUM_PLAYERS, NUM_SIDES, PIPS_AT, TARGET, TILE_COUNT, log_width,
 )
 from .agents import EXPERT, agent_work, collect_placements, game_values, mark_best, weight_vector
 from .analysis import ACTIONS
-from .kernels import step_games
+from .kernels import first_illegal, step_games
 from .play import advance, side_of
 from .position import position_record, public_vector, record_dtype, search_rules, sync_hand_bits, write_position
 
@@ -51,6 +55,9 @@ GREEDY, RANDOM, EPSILON, EXPERT_ROLLOUT = 0, 1, 2, 3
 POINTS_OVER_PIPS = 64
 #: Shuffles of the unseen tiles tried before the void constraints are dropped (as ``sample_hidden``).
 TRIES = 20
+#: The most guesses one search call takes: the sifted search keeps every candidate's value of every
+#: guess (8 bytes each), so this bounds its buffer (about 8 MB a candidate).
+MAX_SAMPLES = 1_000_000
 _SHIFT11 = np.uint64(11)
 _TWO_TO_53 = 9007199254740992.0
 
@@ -398,21 +405,92 @@ def search_kit(rules: Rules) -> SearchKit:
     return SearchKit(search_rules(rules), no_log, np.zeros(3, dtype=record_dtype(rules.max_pip)), expert)
 
 
+def _checked_view(view: Any) -> PlayerView:
+    """``view`` when it is a :class:`PlayerView` (the search reads its public API), else a :class:`BatchError`."""
+    if not isinstance(view, PlayerView):
+        raise BatchError(f"the search needs a PlayerView (a player's view of a game); got {short_repr(view)}")
+    return view
+
+
+def _checked_candidates(view: PlayerView, candidates: Any) -> np.ndarray:
+    """``candidates`` as distinct legal action ids of ``view.seat`` (int64), or a clear error: the kernels
+    index the position's tables with them."""
+    try:
+        count = len(candidates)
+    except TypeError:
+        raise BatchError(f"candidates must be a sequence of legal action ids; got {short_repr(candidates)}") from None
+    acts = integer_values(candidates, "candidates", (count,), error=IllegalActionError)
+    legal = set(view.legal)
+    if not count or len(set(acts.tolist())) != count or not legal.issuperset(acts.tolist()):
+        raise IllegalActionError(f"candidates must be distinct legal actions of seat {view.seat} (at least one); "
+                                 f"got {acts.tolist()}, legal: {sorted(legal)}")
+    return acts
+
+
+def _checked_count(value: Any, name: str, low: int) -> int:
+    """``value`` as an int from ``low`` to :data:`MAX_SAMPLES`, or a :class:`BatchError`."""
+    if not is_integer(value) or not low <= value <= MAX_SAMPLES:
+        raise BatchError(f"{name}={short_repr(value)} is not allowed: give an integer from {low} to {MAX_SAMPLES}")
+    return int(value)
+
+
+def _checked_real(value: Any, name: str) -> float:
+    """``value`` as a finite float, or a :class:`BatchError`."""
+    if not is_finite_number(value):
+        raise BatchError(f"{name}={short_repr(value)} is not allowed: give a finite number")
+    return float(value)
+
+
+def _search_inputs(view: Any, candidates: Any, rollout: Any, epsilon: Any, win_bonus: Any, seed: Any,
+                   hidden: Any) -> tuple[SearchKit, np.ndarray, np.ndarray, float, float, np.ndarray]:
+    """The checked arguments both searches share: the kit, the public vector, the candidates, epsilon,
+    win_bonus and the seeded stream."""
+    view = _checked_view(view)
+    if not isinstance(rollout, str) or rollout not in ROLLOUT_CODES:
+        raise BatchError(f"rollout={short_repr(rollout)} is not allowed: choose one of {list(ROLLOUT_CODES)}")
+    acts = _checked_candidates(view, candidates)
+    epsilon = _checked_real(epsilon, "epsilon")
+    if not 0.0 <= epsilon <= 1.0:
+        raise BatchError(f"epsilon={epsilon!r} is not allowed: give a probability from 0 to 1")
+    win_bonus = _checked_real(win_bonus, "win_bonus")
+    state = np.array([check_seed(seed, allow_none=False)], dtype=np.uint64)
+    if hidden is None:
+        pub = public_vector(view)
+    elif isinstance(hidden, tuple) and len(hidden) == 2:
+        pub = public_vector(view, hidden[0], hidden[1])
+    else:
+        raise BatchError(f"hidden must be None or (other_hands, boneyard); got {short_repr(hidden)}")
+    return search_kit(view.rules), pub, acts, epsilon, win_bonus, state
+
+
 def guess_position(view: PlayerView, seed: int = 0) -> np.ndarray:
     """The position ``view.seat`` sees as a one-game record array (:func:`.position.position_record`)
     with the hidden tiles dealt by one guess of the compiled sampler, from the stream seeded ``seed``."""
+    view = _checked_view(view)
+    state = np.array([check_seed(seed, allow_none=False)], dtype=np.uint64)
     kit = search_kit(view.rules)
     rec = position_record(view)
-    if not deal_first(rec, kit.R, np.array([seed], dtype=np.uint64), TRIES):
+    if not deal_first(rec, kit.R, state, TRIES):
         raise RuntimeError("could not deal the hidden tiles: hand sizes exceed the unseen tiles")  # pragma: no cover
     return rec
 
 
 def step_position(rec: np.ndarray, rules: Rules, action: int) -> None:
     """Apply the legal decision ``action`` to the one-game record array ``rec`` under the search rules
-    of ``rules`` (play stops at the end of the hand), as ``Game.step`` would on a fork."""
+    of ``rules`` (play stops at the end of the hand), as ``Game.step`` would on a fork. ``rec`` must be
+    a record this module made (:func:`guess_position`, :func:`.position.position_record`) under the
+    same rules; an action that is not legal in it is an :class:`IllegalActionError` and changes nothing."""
+    if not isinstance(rules, Rules):
+        raise RulesError(f"rules must be a Rules object, got {short_repr(rules)}")
+    rec = kernel_buffer(rec, "rec (a one-game record)", (1,), record_dtype(rules.max_pip))
+    if not is_integer(action):
+        raise IllegalActionError(f"action={short_repr(action)} is not allowed: give a legal action id")
+    acts = integer_values([action], "action", (1,), error=IllegalActionError)
+    if rec[0]["over"] or first_illegal(rec, acts) >= 0:
+        legal = sorted(int(a) for a in rec[0]["legal"][:rec[0]["n_legal"]]) if not rec[0]["over"] else []
+        raise IllegalActionError(f"action {int(action)} is not legal in this position; legal actions: {legal}")
     kit = search_kit(rules)
-    step_games(rec, kit.R, np.array([action], dtype=np.int64), kit.no_log, np.zeros((1, 0), dtype=np.int16))
+    step_games(rec, kit.R, acts, kit.no_log, np.zeros((1, 0), dtype=np.int16))
 
 
 def search_values(view: PlayerView, candidates: Sequence[int], samples: int, rollout: str = "greedy",
@@ -421,16 +499,13 @@ def search_values(view: PlayerView, candidates: Sequence[int], samples: int, rol
     """The summed rollout values of each of ``candidates`` (legal actions of ``view.seat``, to act) over
     ``samples`` guesses of the hidden tiles, from the search stream seeded ``seed``. ``hidden`` (other
     hands as masks, the boneyard, index 0 drawn next) fixes the hidden part instead of guessing it: the
-    oracle's true tiles."""
-    if rollout not in ROLLOUT_CODES:
-        raise ValueError(f"rollout={rollout!r} is not allowed: choose one of {list(ROLLOUT_CODES)}")
-    kit = search_kit(view.rules)
-    pub = public_vector(view) if hidden is None else public_vector(view, hidden[0], hidden[1])
-    acts = np.array(candidates, dtype=np.int64)
+    oracle's true tiles. Every argument is checked before the kernel runs (typed errors)."""
+    kit, pub, acts, epsilon, win_bonus, state = _search_inputs(view, candidates, rollout, epsilon, win_bonus,
+                                                               seed, hidden)
+    samples = _checked_count(samples, "samples", 1)
     totals = np.zeros(len(acts), dtype=np.float64)
-    state = np.array([seed], dtype=np.uint64)
-    ok = search_totals(kit.work, kit.R, pub, acts, int(samples), hidden is None, ROLLOUT_CODES[rollout],
-                       float(epsilon), float(win_bonus), state, TRIES, kit.no_log, totals, kit.expert)
+    ok = search_totals(kit.work, kit.R, pub, acts, samples, hidden is None, ROLLOUT_CODES[rollout],
+                       epsilon, win_bonus, state, TRIES, kit.no_log, totals, kit.expert)
     if not ok:
         raise RuntimeError("could not deal the hidden tiles: hand sizes exceed the unseen tiles")  # pragma: no cover
     return totals
@@ -452,20 +527,27 @@ def sifted_values(view: PlayerView, candidates: Sequence[int], prior: Sequence[f
                   hidden: Optional[tuple[Mapping[int, int], Sequence[int]]] = None) -> Sifted:
     """The successive-elimination search (:func:`sifted_search`) of ``candidates`` for ``view.seat``:
     ``prior`` per candidate, plus ``expert_weight`` times the expert's values computed in the kernel;
-    ``hidden`` fixes the hidden tiles as for :func:`search_values`."""
-    if rollout not in ROLLOUT_CODES:
-        raise ValueError(f"rollout={rollout!r} is not allowed: choose one of {list(ROLLOUT_CODES)}")
-    kit = search_kit(view.rules)
-    pub = public_vector(view) if hidden is None else public_vector(view, hidden[0], hidden[1])
-    acts = np.array(candidates, dtype=np.int64)
+    ``hidden`` fixes the hidden tiles as for :func:`search_values`. Every argument is checked before the
+    kernel runs (typed errors)."""
+    kit, pub, acts, epsilon, win_bonus, state = _search_inputs(view, candidates, rollout, epsilon, win_bonus,
+                                                               seed, hidden)
     c = len(acts)
-    sampled = np.empty((max(int(max_samples), 1), c), dtype=np.float64)
+    min_samples = _checked_count(min_samples, "min_samples", 1)
+    max_samples = _checked_count(max_samples, "max_samples", min_samples)
+    z, delta, expert_weight = (_checked_real(v, name) for v, name in
+                               ((z, "z"), (delta, "delta"), (expert_weight, "expert_weight")))
+    try:
+        priors = np.array(prior, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError):
+        priors = None
+    if priors is None or priors.shape != (c,) or not np.isfinite(priors).all():
+        raise BatchError(f"prior must be {c} finite numbers, one per candidate; got {short_repr(prior)}")
+    sampled = np.empty((max_samples, c), dtype=np.float64)
     alive = np.ones(c, dtype=np.bool_)
     means = np.zeros(c, dtype=np.float64)
-    priors = np.array(prior, dtype=np.float64)
-    used = sifted_search(kit.work, kit.R, pub, acts, priors, float(expert_weight), int(min_samples), int(max_samples),
-                         float(z), float(delta), hidden is None, ROLLOUT_CODES[rollout], float(epsilon), float(win_bonus),
-                         np.array([seed], dtype=np.uint64), TRIES, kit.no_log, kit.expert, sampled, alive, means)
+    used = sifted_search(kit.work, kit.R, pub, acts, priors, expert_weight, min_samples, max_samples,
+                         z, delta, hidden is None, ROLLOUT_CODES[rollout], epsilon, win_bonus,
+                         state, TRIES, kit.no_log, kit.expert, sampled, alive, means)
     if used < 0:
         raise RuntimeError("could not deal the hidden tiles: hand sizes exceed the unseen tiles")  # pragma: no cover
     return Sifted(means, priors, alive, used)

@@ -57,7 +57,7 @@ class ReplayError(AllFivesError, ValueError):
 
 
 class SeedError(AllFivesError, ValueError):
-    """A seed that is not a non-negative integer that fits numpy's seeding (below 2**128)."""
+    """A seed that is not None or an integer from 0 to 2**63-1 (:data:`~allfives_env.core.seeds.MAX_SEED`)."""
 
 
 class NotResetError(AllFivesError, RuntimeError):
