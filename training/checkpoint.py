@@ -26,21 +26,24 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Pattern, Sequence, Union
 
 from allfives_env.core.errors import short_repr
 from allfives_env.core.values import is_finite_number, is_integer, is_real
+from training.files import read_regular_file
 from training.schema import ConfigError
 
 __all__ = ["FORMAT", "CheckpointError", "atomic_write", "write_tensors", "read_tensors", "write_json", "read_json",
            "newest_state", "prune", "need", "check_header", "split_optimizer", "restore_optimizer", "module_tensors",
-           "check_module", "old_format_error"]
+           "check_module", "old_format_error", "optimizer_state_spec"]
 
 FORMAT = "allfives-checkpoint/1"
 MAX_JSON_BYTES = 256 << 20
 MAX_TENSOR_BYTES = 16 << 30
+MAX_INT_DIGITS = 20  # 2**64 has 20 digits; every integer of a run state is below 2**63
 
 
 class CheckpointError(ConfigError):
@@ -85,20 +88,19 @@ def write_tensors(path: Path, tensors: Mapping[str, Any]) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def read_tensors(path: Path, sha256: Optional[str], named_by: Path) -> dict[str, Any]:
-    """The tensors of ``path`` (torch, CPU), after checking its SHA-256 against what ``named_by`` recorded."""
+def read_tensors(path: Path, sha256: Optional[str], named_by: Path,
+                 limit: int = MAX_TENSOR_BYTES) -> dict[str, Any]:
+    """The tensors of ``path`` (torch, CPU), after checking its SHA-256 against what ``named_by`` recorded.
+
+    Read by :func:`training.files.read_regular_file`: a named pipe, a device or a link to one is refused, and
+    at most ``limit`` bytes are read, counted as they arrive."""
     from safetensors.torch import load
 
     path = Path(path)
     try:
-        size = path.stat().st_size
-        if size > MAX_TENSOR_BYTES:
-            raise CheckpointError(f"{path}: {size:,} bytes is more than a checkpoint of this project can be")
-        data = path.read_bytes()
+        data = read_regular_file(path, limit, CheckpointError, "a checkpoint's tensors file")
     except FileNotFoundError:
         raise CheckpointError(f"{path} is missing: {named_by} names it as its tensors file") from None
-    except OSError as exc:
-        raise CheckpointError(f"{path} cannot be read: {exc.strerror or exc}") from None
     if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256:
         raise CheckpointError(f"{path}: its contents are not the ones {named_by} recorded (SHA-256 differs): the "
                               "file was damaged, truncated or replaced after it was written; not loaded")
@@ -114,26 +116,34 @@ def write_json(path: Path, state: Mapping[str, Any]) -> None:
     atomic_write(path, json.dumps(state, indent=1))
 
 
+class _LongInteger(Exception):
+    """An integer literal too long for a run state (raised inside ``json.loads``, reworded by read_json)."""
+
+
+def _parse_int(text: str) -> int:
+    """A JSON integer, refused past :data:`MAX_INT_DIGITS` digits: no count in a run state comes near, and
+    Python refuses to convert more than 4,300 digits anyway (with a bare ValueError)."""
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise _LongInteger(len(text.lstrip("-")))
+    return int(text)
+
+
 def read_json(path: Path) -> dict[str, Any]:
-    """A JSON object from ``path``; anything else is a CheckpointError naming the file."""
+    """A JSON object from ``path``; anything else is a CheckpointError naming the file (a missing file raises
+    FileNotFoundError)."""
     path = Path(path)
+    data = read_regular_file(path, MAX_JSON_BYTES, CheckpointError, "a run state (a JSON file)")
     try:
-        with open(path, "rb") as f:
-            data = f.read(MAX_JSON_BYTES + 1)
-    except FileNotFoundError:
-        raise
-    except OSError as exc:
-        raise CheckpointError(f"{path} cannot be read: {exc.strerror or exc}") from None
-    if len(data) > MAX_JSON_BYTES:
-        raise CheckpointError(f"{path}: more than {MAX_JSON_BYTES:,} bytes, more than a run state can be")
-    try:
-        value = json.loads(data.decode("utf-8"))
+        value = json.loads(data.decode("utf-8"), parse_int=_parse_int)
     except UnicodeDecodeError as exc:
         raise CheckpointError(f"{path}: not UTF-8 text (byte {exc.start}); a run state is a UTF-8 JSON file") \
             from None
     except json.JSONDecodeError as exc:
         raise CheckpointError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}); the "
                               "file is damaged or was edited") from None
+    except _LongInteger as exc:
+        raise CheckpointError(f"{path}: holds an integer of {exc.args[0]:,} digits; a run state's integers have at "
+                              f"most {MAX_INT_DIGITS} (the file is damaged or was edited)") from None
     except RecursionError:
         raise CheckpointError(f"{path}: the JSON is nested too deeply to be a run state") from None
     if not isinstance(value, dict):
@@ -292,83 +302,183 @@ def split_optimizer(state_dict: Mapping[str, Any], prefix: str) -> tuple[dict[st
     return tensors, {"param_groups": groups, "scalars": scalars}
 
 
-def _coerce(fresh: Any, saved: Any) -> Any:
-    """``saved`` in the type of ``fresh`` when it is the same kind of value, else raise ValueError."""
+#: Hyper-parameters a resumed run may change through its config (``--set ppo.learning_rate=...``): the saved
+#: value only has to be a number > 0, and the config's value is loaded. Every other one must be the config's.
+CONFIG_MAY_CHANGE = frozenset({"lr"})
+#: Per-parameter optimizer values that are never negative (Adam's step count and squared-gradient averages:
+#: a negative one makes the update nan, which would look like a learning rate far too high).
+NON_NEGATIVE = frozenset({"step", "exp_avg_sq", "max_exp_avg_sq"})
+
+StateSpec = Mapping[int, Mapping[str, tuple[tuple[int, ...], Any]]]
+
+
+def _same(fresh: Any, saved: Any) -> bool:
+    """Whether a saved hyper-parameter (read from JSON) is the value ``fresh`` the config builds: the same
+    kind (a bool is never a number, null only null) and the same value."""
     if isinstance(fresh, bool) or fresh is None or isinstance(saved, bool) or saved is None:
-        if type(fresh) is type(saved):
-            return saved
-        raise ValueError
+        return type(fresh) is type(saved) and fresh == saved
+    if hasattr(fresh, "item") and getattr(fresh, "ndim", 1) == 0:  # a 0-dim tensor hyper-parameter
+        fresh = fresh.item()
     if is_real(fresh):
-        if is_finite_number(saved):
-            return type(fresh)(saved) if isinstance(fresh, float) or is_integer(saved) else float(saved)
-        raise ValueError
+        return is_finite_number(saved) and float(saved) == float(fresh)
     if isinstance(fresh, (tuple, list)):
-        if isinstance(saved, list) and len(saved) == len(fresh):
-            items = [_coerce(f, s) for f, s in zip(fresh, saved)]
-            return tuple(items) if isinstance(fresh, tuple) else items
-        raise ValueError
-    if isinstance(fresh, str) and isinstance(saved, str):
-        return saved
-    if hasattr(fresh, "item"):  # a tensor hyper-parameter: keep the fresh one (a config value)
-        return fresh
-    raise ValueError
+        return isinstance(saved, list) and len(saved) == len(fresh) and all(map(_same, fresh, saved))
+    return isinstance(fresh, str) and saved == fresh
+
+
+def _restore_group(g: int, group: Any, ref: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """Parameter group ``g`` to load: the config's (``ref``), after checking that the saved ``group`` lists the
+    same parameters and the same hyper-parameters (a key it lacks, as one a newer torch added, is the
+    config's)."""
+    if not isinstance(group, dict) or group.get("params") != list(ref["params"]):
+        raise CheckpointError(f"{where}: optimizer parameter group {g} does not list the parameters "
+                              f"{list(ref['params'])[:8]}...; the checkpoint was written for another network")
+    unknown = sorted(set(group) - set(ref))
+    if unknown:
+        raise CheckpointError(f"{where}: optimizer parameter group {g} has hyper-parameters the config's optimizer "
+                              f"does not have: {short_repr(unknown)} (it has {sorted(k for k in ref if k != 'params')})")
+    for key, value in ref.items():
+        if key == "params" or key not in group:
+            continue
+        saved = group[key]
+        if key in CONFIG_MAY_CHANGE:
+            if not (is_finite_number(saved) and saved > 0):
+                raise CheckpointError(f"{where}: optimizer hyper-parameter {key!r} must be a finite number > 0, got "
+                                      f"{short_repr(saved)}")
+        elif not _same(value, saved):
+            raise CheckpointError(f"{where}: optimizer hyper-parameter {key!r} is {short_repr(saved)}, but the run's "
+                                  f"config builds the optimizer with {_jsonable(value)!r}; a checkpoint's optimizer "
+                                  "settings are the config's (the file was edited or comes from another setup)")
+    return dict(ref)
+
+
+def optimizer_state_spec(optimizer: Any) -> dict[int, dict[str, tuple[tuple[int, ...], Any]]]:
+    """What the optimizer keeps per parameter once it has stepped: ``{param index: {name: (shape, dtype)}}``.
+
+    Found by stepping a copy of it (same class, same parameter groups) on zero tensors shaped like its
+    parameters, so the check follows the optimizer the config builds (Adam's ``exp_avg``, ``exp_avg_sq``
+    and ``step``; ``max_exp_avg_sq`` with amsgrad) instead of a hand-kept list. The optimizer itself and
+    its parameters are not touched."""
+    import torch
+
+    groups = []
+    for group in optimizer.param_groups:
+        clones = [torch.zeros_like(p, requires_grad=True) for p in group["params"]]
+        groups.append({**{k: v for k, v in group.items() if k != "params"}, "params": clones})
+    probe = type(optimizer)(groups, **optimizer.defaults)
+    for group in probe.param_groups:
+        for p in group["params"]:
+            p.grad = torch.zeros_like(p)
+    probe.step()
+    spec: dict[int, dict[str, tuple[tuple[int, ...], Any]]] = {}
+    for idx, entry in probe.state_dict()["state"].items():
+        spec[int(idx)] = {name: (tuple(torch.as_tensor(v).shape), torch.as_tensor(v).dtype)
+                          for name, v in entry.items()}
+    return spec
+
+
+def _number(value: Any) -> Optional[float]:
+    """A per-parameter scalar (a 0-dim tensor or a JSON number) as a float, or None if it is not one."""
+    if hasattr(value, "is_floating_point"):  # a tensor
+        if value.ndim or value.is_complex() or str(value.dtype) == "torch.bool":
+            return None
+        return float(value.item())
+    return float(value) if is_finite_number(value) else None
+
+
+def _check_entry(idx: int, entry: Mapping[str, Any], params: Sequence[Any], spec: Optional[StateSpec],
+                 max_step: Optional[int], path: Path) -> None:
+    """One parameter's saved state: the names, shapes and dtypes ``spec`` says; a whole step count from 1 to
+    ``max_step``; no negative squared averages."""
+    import torch
+
+    if spec is not None:
+        wanted = spec.get(idx, {})
+        if set(entry) != set(wanted):
+            raise CheckpointError(f"{path}: the optimizer state of parameter {idx} holds {sorted(entry)}, but the "
+                                  f"config's optimizer keeps {sorted(wanted)}; not loaded")
+        for name, (shape, dtype) in wanted.items():
+            value = entry[name]
+            if not torch.is_tensor(value):  # a JSON scalar (RLlib hands the step over as a float)
+                if shape != () or _number(value) is None:
+                    raise CheckpointError(f"{path}: optimizer value {idx}/{name} must be a {dtype} tensor of shape "
+                                          f"{shape}, got {short_repr(value)}")
+                continue
+            _check_tensor(f"optimizer/{idx}/{name}", value, shape, dtype, path, "the config's optimizer")
+    for name, value in entry.items():
+        if torch.is_tensor(value) and value.ndim:
+            if spec is None:
+                param = torch.as_tensor(params[idx])
+                _check_tensor(f"optimizer/{idx}/{name}", value, param.shape, param.dtype, path,
+                              "the parameter the config builds")
+            if name in NON_NEGATIVE and value.is_floating_point() and bool((value < 0).any()):
+                raise CheckpointError(f"{path}: optimizer tensor {idx}/{name} holds negative values; it is an "
+                                      "average of squares, never negative (the file was edited); not loaded")
+            continue
+        number = _number(value)
+        if number is None or not math.isfinite(number):
+            raise CheckpointError(f"{path}: optimizer value {idx}/{name} must be a finite number, got "
+                                  f"{short_repr(value)}")
+        if name == "step" and (number != int(number) or number < 1 or (max_step is not None and number > max_step)):
+            bound = "" if max_step is None else f" to {max_step:,} (the checkpoint's updates allow no more)"
+            raise CheckpointError(f"{path}: optimizer step count of parameter {idx} is {number:g}; it must be a "
+                                  f"whole number from 1{bound}; not loaded")
+        if name in NON_NEGATIVE and number < 0:
+            raise CheckpointError(f"{path}: optimizer value {idx}/{name} is {number:g}; it is never negative")
 
 
 def restore_optimizer(fresh: Mapping[str, Any], params: Sequence[Any], tensors: Mapping[str, Any],
-                      meta: Any, prefix: str, path: Path, json_path: Path) -> dict[str, Any]:
-    """The state dict to load into an optimizer: the saved per-parameter state and hyper-parameters,
-    checked against ``fresh`` (the new optimizer's state dict) and ``params`` (its parameters, by index)."""
-    import torch
+                      meta: Any, prefix: str, path: Path, json_path: Path, spec: Optional[StateSpec] = None,
+                      stepped: Optional[bool] = None, max_step: Optional[int] = None) -> dict[str, Any]:
+    """The state dict to load into an optimizer, checked against the one the config builds.
 
+    ``fresh`` is the new optimizer's state dict and ``params`` its parameters by index. Parameter groups
+    list the same parameters and carry the config's hyper-parameters (only the learning rate may differ,
+    and the config's is loaded). The per-parameter state has, when ``spec`` is given
+    (:func:`optimizer_state_spec`), exactly the names, shapes and dtypes the optimizer keeps; it is there
+    for every parameter or for none, and ``stepped`` says which the checkpoint needs (True: the run has
+    updated, so an empty state is damage, not a fresh optimizer; None: either). Step counts are whole
+    numbers from 1 to ``max_step``."""
     where = str(json_path)
     if not isinstance(meta, dict):
         raise CheckpointError(f"{where}: the optimizer state must be an object, got {short_repr(meta)}")
     groups = need(meta, "param_groups", "list", where, "optimizer.")
     scalars = need(meta, "scalars", "dict", where, "optimizer.")
+    extra = sorted(set(meta) - {"param_groups", "scalars"})
+    if extra:
+        raise CheckpointError(f"{where}: the optimizer state has unknown fields {short_repr(extra)}")
     fresh_groups = list(fresh["param_groups"])
     if len(groups) != len(fresh_groups):
         raise CheckpointError(f"{where}: the optimizer has {len(groups)} parameter groups, the model the config "
                               f"builds has {len(fresh_groups)}")
-    out_groups = []
-    for g, (group, ref) in enumerate(zip(groups, fresh_groups)):
-        if not isinstance(group, dict) or group.get("params") != list(ref["params"]):
-            raise CheckpointError(f"{where}: optimizer parameter group {g} does not list the parameters "
-                                  f"{list(ref['params'])[:8]}...; the checkpoint was written for another network")
-        new = {}
-        for key, value in ref.items():
-            if key == "params" or key not in group:
-                new[key] = value
-                continue
-            try:
-                new[key] = _coerce(value, group[key])
-            except ValueError:
-                raise CheckpointError(f"{where}: optimizer hyper-parameter {key!r} must be like {value!r}, got "
-                                      f"{short_repr(group[key])}") from None
-        out_groups.append(new)
+    out_groups = [_restore_group(g, group, ref, where) for g, (group, ref) in enumerate(zip(groups, fresh_groups))]
     known = {int(i) for ref in fresh_groups for i in ref["params"]}
     state: dict[int, dict[str, Any]] = {}
     for name, t in tensors.items():
         if not name.startswith(prefix):
             continue
         idx_text, _, key = name[len(prefix):].partition("/")
-        if not idx_text.isdigit() or int(idx_text) not in known or not key:
+        if not idx_text.isdigit() or int(idx_text) not in known or not key or int(idx_text) >= len(params):
             raise CheckpointError(f"{path}: unexpected optimizer tensor {name!r}")
-        idx = int(idx_text)
-        param = torch.as_tensor(params[idx]) if idx < len(params) else None
-        if param is None:
-            raise CheckpointError(f"{path}: optimizer tensor {name!r} is for a parameter the model does not have")
-        if t.ndim:
-            _check_tensor(name, t, param.shape, param.dtype, path, "the parameter the config builds")
-        elif not t.is_floating_point() or not bool(torch.isfinite(t).all()):
-            raise CheckpointError(f"{path}: optimizer tensor {name!r} must be a finite number, got {t}")
-        state.setdefault(idx, {})[key] = t
+        state.setdefault(int(idx_text), {})[key] = t
     for name, value in scalars.items():
         idx_text, _, key = str(name).partition("/")
         if not idx_text.isdigit() or int(idx_text) not in known or not key or not is_finite_number(value):
             raise CheckpointError(f"{where}: unexpected optimizer value {short_repr(name)}: {short_repr(value)}")
+        if key in state.get(int(idx_text), {}):
+            raise CheckpointError(f"{where}: optimizer value {short_repr(name)} is also a tensor in {path}")
         state.setdefault(int(idx_text), {})[key] = value
+    if stepped is True and len(state) != len(known):
+        raise CheckpointError(f"{path}: the optimizer state is incomplete: {len(known) - len(state)} of {len(known)} "
+                              f"parameters have none, but {where} says the run has already updated its network "
+                              f"(model.n_updates); resuming would silently restart the optimizer: not loaded")
+    if stepped is False and state:
+        raise CheckpointError(f"{path}: holds optimizer state, but {where} says the run has not updated its network "
+                              "yet: not loaded")
     names = {frozenset(entry) for entry in state.values()}
     if len(names) > 1 or (state and len(state) != len(known)):
         raise CheckpointError(f"{path}: the optimizer state is incomplete (some parameters lack some of "
                               f"{sorted(set().union(*names))}); not loaded")
+    for idx, entry in sorted(state.items()):
+        _check_entry(idx, entry, params, spec, max_step, path)
     return {"state": state, "param_groups": out_groups}

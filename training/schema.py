@@ -396,25 +396,15 @@ def parse_yaml(text: str, where: str) -> Any:
 
 
 def read_yaml(path: Union[str, Path], missing_hint: str = "") -> Any:
-    """A YAML file read safely: UTF-8, at most 1 MiB, :func:`parse_yaml`; every failure a ConfigError."""
+    """A YAML file read safely: a regular file (:func:`training.files.read_regular_file`: a named pipe or a
+    device is refused, not waited on), UTF-8, at most 1 MiB, :func:`parse_yaml`; every failure a ConfigError."""
+    from training.files import read_regular_file
+
     p = Path(path)
     try:
-        is_dir, size = p.is_dir(), p.stat().st_size
+        data = read_regular_file(p, MAX_CONFIG_BYTES, ConfigError, "a config (a YAML file of at most 1 MiB)")
     except FileNotFoundError:
         raise ConfigError(f"config file {p} does not exist{missing_hint}") from None
-    except OSError as exc:
-        raise ConfigError(f"config file {p} cannot be read: {exc.strerror or exc}") from None
-    except ValueError as exc:  # e.g. a NUL in the path
-        raise ConfigError(f"config file {short_repr(str(p))}: not a usable path ({exc})") from None
-    if is_dir:
-        raise ConfigError(f"config file {p} is a directory, not a YAML file")
-    try:
-        with open(p, "rb") as f:
-            data = f.read(MAX_CONFIG_BYTES + 1)  # not read_bytes: a device file (/dev/zero) never ends
-    except OSError as exc:
-        raise ConfigError(f"config file {p} cannot be read: {exc.strerror or exc}") from None
-    if len(data) > MAX_CONFIG_BYTES or size > MAX_CONFIG_BYTES:
-        raise ConfigError(f"config file {p} is more than {MAX_CONFIG_BYTES:,} bytes; a config is at most that")
     try:
         source = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

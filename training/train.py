@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -41,9 +42,11 @@ from typing import Any, Optional, Sequence, TextIO
 from training.config import TrainConfig, config_from, load_config, rollout_size
 from training.runs import (
     CHECKPOINT_FILE, CHECKPOINT_STATE, CHECKPOINTS, DEMONSTRATIONS, TRAINER, atomic_write, check_new_run_dir,
-    latest_checkpoint, new_run_dir, resume_seed, run_dirs,
+    check_snapshots, latest_checkpoint, new_run_dir, not_resumed, resume_seed, run_dirs,
 )
 from training.schema import ConfigError
+
+MAX_REPORT_BYTES = 1 << 20  # evaluation.md, shown when a finished run is resumed
 
 __all__ = ["Trainer", "train", "add_train_parser", "run_train", "install_hint", "importable", "main",
            "latest_checkpoint"]
@@ -88,6 +91,20 @@ class Trainer:
         self.model: Any = None
         self.vec_env: Any = None
         self.callback: Any = None
+        self._resume_tensors = None if resume is None else self._load_resume(*resume)
+
+    def _load_resume(self, step: int, tensors_path: Path, state: dict) -> dict:
+        """Everything a resume reads besides its state file, read and checked before any env, worker or model
+        exists: the league snapshots the run will play, and the tensors (their SHA-256 against the state's).
+        A damaged file is a CheckpointError naming it and the run's older checkpoints."""
+        from training.checkpoint import CheckpointError, read_tensors
+
+        json_path = tensors_path.with_suffix(".json")
+        try:
+            check_snapshots(self.league, self.rules, json_path)
+            return read_tensors(tensors_path, state["model"]["sha256"], json_path)
+        except CheckpointError as exc:
+            raise not_resumed(exc, self.run_dir, step) from None
 
     # ------------------------------------------------------------------ building
     def _policy_kwargs(self) -> dict:
@@ -157,11 +174,12 @@ class Trainer:
 
     def restore(self, step: int, tensors_path: Path, state: dict) -> None:
         """Copy a checkpoint (checked, without pickle) into the freshly built model."""
-        from training.checkpoint import CheckpointError, check_module, read_tensors, restore_optimizer
+        from training.checkpoint import CheckpointError, check_module, optimizer_state_spec, restore_optimizer
 
         json_path = tensors_path.with_suffix(".json")
         model = state["model"]
-        tensors = read_tensors(tensors_path, model["sha256"], json_path)
+        tensors = self._resume_tensors if self._resume_tensors is not None else \
+            self._load_resume(step, tensors_path, state)
         stray = sorted(n for n in tensors if not n.startswith(("policy/", "optimizer/")))
         if stray:
             raise CheckpointError(f"{tensors_path}: unexpected tensors {stray[:5]}")
@@ -169,14 +187,17 @@ class Trainer:
         weights = check_module(policy.state_dict(), tensors, "policy/", tensors_path, "the policy the config builds")
         optimizer = policy.optimizer
         params = [p for group in optimizer.param_groups for p in group["params"]]
+        # each PPO update (an epoch over one rollout) takes at most one optimizer step per sample of the rollout
         opt_state = restore_optimizer(optimizer.state_dict(), params, tensors, model["optimizer"], "optimizer/",
-                                      tensors_path, json_path)
+                                      tensors_path, json_path, spec=optimizer_state_spec(optimizer),
+                                      stepped=model["n_updates"] > 0, max_step=model["n_updates"] * max(step, 1))
         policy.load_state_dict(weights, strict=True)
         optimizer.load_state_dict(opt_state)
         self.model.num_timesteps = step
         self.model._n_updates = model["n_updates"]
         self.model._episode_num = model["episode_num"]
         self.model.set_random_seed(resume_seed(self.cfg.seed, step))
+        self._resume_tensors = None  # loaded: the memory is the model's now
 
     def _diverged(self) -> bool:
         """Whether the policy holds inf/nan (PPO then fails inside torch's distribution checks)."""
@@ -329,7 +350,13 @@ class Trainer:
         if not (self.resume and self.resume[2].get("finished") and start_step >= self.total_steps
                 and (self.run_dir / "evaluation.md").is_file()):
             return None
-        text = (self.run_dir / "evaluation.md").read_text(errors="replace")
+        from training.files import read_regular_file
+
+        try:
+            text = read_regular_file(self.run_dir / "evaluation.md", MAX_REPORT_BYTES, ConfigError,
+                                     "a report").decode("utf-8", errors="replace")
+        except (ConfigError, OSError) as exc:
+            text = f"(its evaluation table cannot be shown: {exc})"
         print(f"{self.run_dir}: this run already finished at {start_step:,} steps (raise total_steps with "
               f"--set total_steps=N to train on)\n\n{text}", file=self.out)
         return {"run_dir": str(self.run_dir), "steps": start_step, "already_finished": True}
@@ -471,7 +498,7 @@ def train(config: Any, run_dir: Optional[str] = None, resume: Any = None, overri
     if resume is not None and resume is not False:
         target = _resume_target(config, run_dir, resume, overrides)
         saved = target / "config.yaml"
-        if not saved.is_file():
+        if not os.path.lexists(saved):  # anything else there (a pipe, a device) is refused by the reader
             raise ConfigError(f"--resume: {target} is not a run directory (it has no config.yaml)")
         cfg = load_config(saved, list(overrides))
         latest = latest_checkpoint(target)
