@@ -200,9 +200,12 @@ def collect_demonstrations(env_kwargs: Mapping[str, Any], opponents: Mapping[str
     if len(todo) == 1:
         parts[todo[0]] = _record_part(*args[0])
     elif todo:
+        from training.parent_watch import exit_with_parent, parent_token
         from training.vec_env import resolve_start_method
 
-        with mp.get_context(resolve_start_method(start_method)).Pool(len(todo)) as pool:
+        # a run killed with SIGKILL cannot end its pool, whose workers then record on with parent 1
+        with mp.get_context(resolve_start_method(start_method)).Pool(len(todo), initializer=exit_with_parent,
+                                                                     initargs=(parent_token(),)) as pool:
             for k, demos in zip(todo, pool.starmap(_record_part, args)):
                 parts[k] = demos
     return parts[0] if processes == 1 else Demonstrations.concatenate(parts)

@@ -17,6 +17,10 @@ the next :meth:`reset`, ``env_method`` / ``get_attr`` / ``set_attr`` forwarded t
 env) or ``"batched"``; a single env always runs in-process. The fourth kind, ``"batch"``
 (:func:`make_batch_vec_env`, :mod:`training.batch_vec_env`), is not made of gymnasium envs at all: one
 compiled batch of games in this process, with batch agents as the opponents.
+
+Worker processes (``"batched"`` and ``"subproc"``) end when the process that started them dies, even by
+``kill -9`` (:mod:`training.parent_watch`): nothing else would end them, since each still holds the pipes
+of its siblings.
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ from typing import Any, Callable, Optional, Sequence
 
 import gymnasium as gym
 import numpy as np
+
+from training.parent_watch import GuardedEnvFn, exit_with_parent, parent_token
 
 
 def _set_one_thread() -> None:
@@ -57,9 +63,12 @@ def _masks(envs: Sequence[gym.Env]) -> Optional[np.ndarray]:
         return None
 
 
-def _batched_worker(remote: Any, parent_remote: Any, env_fns_wrapper: Any) -> None:
+def _batched_worker(remote: Any, parent_remote: Any, env_fns_wrapper: Any,
+                    parent: Optional[tuple[int, bool]] = None) -> None:
     from stable_baselines3.common.env_util import is_wrapped
 
+    # a trainer killed with SIGKILL cannot close us, and the pipe gives no EOF (siblings hold its other end)
+    exit_with_parent(parent)
     parent_remote.close()
     # Ctrl-C reaches the whole process group: let the main process handle it and close the workers
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -178,9 +187,10 @@ class _BatchedMethods:
         ctx = mp.get_context(resolve_start_method(start_method))
         self.remotes, work_remotes = zip(*[ctx.Pipe() for _ in range(workers)])
         self.processes = []
+        token = parent_token()
         for work_remote, remote, sl in zip(work_remotes, self.remotes, self.slices):
             fns = CloudpickleWrapper([env_fns[i] for i in sl])
-            process = ctx.Process(target=_batched_worker, args=(work_remote, remote, fns), daemon=True)
+            process = ctx.Process(target=_batched_worker, args=(work_remote, remote, fns, token), daemon=True)
             process.start()
             self.processes.append(process)
             work_remote.close()
@@ -319,8 +329,8 @@ def make_vec_env(env_fns: list[Callable[[], gym.Env]], kind: str = "batched", wo
         raise ValueError("vec_env kind 'batch' runs compiled batch games, not env_fns: use make_batch_vec_env")
     if len(env_fns) == 1 or kind == "dummy":
         return DummyVecEnv(env_fns)
-    if kind == "subproc":
-        return SubprocVecEnv(env_fns, start_method=resolve_start_method(start_method))
+    if kind == "subproc":  # SB3's worker calls each factory first: the guarded one ties it to this process
+        return SubprocVecEnv([GuardedEnvFn(fn) for fn in env_fns], start_method=resolve_start_method(start_method))
     return BatchedSubprocVecEnv(env_fns, workers=workers, start_method=start_method)
 
 
