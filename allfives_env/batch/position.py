@@ -23,7 +23,7 @@ from functools import lru_cache
 from typing import Mapping, NamedTuple, Optional, Sequence
 
 import numpy as np
-from numba import njit
+from .jit import njit
 
 from ..core.board import ALL_SLOTS
 from ..core.errors import DealError, short_repr

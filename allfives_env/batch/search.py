@@ -29,7 +29,7 @@ from functools import lru_cache
 from typing import Any, Mapping, NamedTuple, Optional, Sequence
 
 import numpy as np
-from numba import njit
+from .jit import njit
 
 from ..core.errors import BatchError, IllegalActionError, RulesError, short_repr
 from ..core.rules import Rules
