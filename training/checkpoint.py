@@ -15,7 +15,11 @@ planted payload runs; ``torch.load`` does too unless ``weights_only``. A checkpo
 
 Loading rebuilds the model from the run's config (``config.yaml``, read with ``yaml.SafeLoader``) and
 copies the tensors in after checking that every name, shape and dtype matches the model the config
-builds, that every value is finite, and that the file's SHA-256 is the one the JSON recorded. Anything
+builds, that every value is finite, and that the file's SHA-256 is the one the JSON recorded. Both files
+are read by :func:`training.files.read_regular_file` (a named pipe or a device is refused, never waited on
+or read without end). The optimizer's state must be the one the config's optimizer would have: the same
+hyper-parameters (only the learning rate may differ, and the config's is used), and per parameter exactly
+the tensors it keeps, with whole step counts (:func:`restore_optimizer`). Anything
 else (a missing, truncated, tampered or foreign file, a malformed JSON field, a config that builds a
 different network) is a :class:`CheckpointError` naming the file and what was expected. Checksums
 catch damage and mismatched pairs; they are not a signature (whoever can write the directory can write
@@ -444,9 +448,6 @@ def restore_optimizer(fresh: Mapping[str, Any], params: Sequence[Any], tensors: 
         raise CheckpointError(f"{where}: the optimizer state must be an object, got {short_repr(meta)}")
     groups = need(meta, "param_groups", "list", where, "optimizer.")
     scalars = need(meta, "scalars", "dict", where, "optimizer.")
-    extra = sorted(set(meta) - {"param_groups", "scalars"})
-    if extra:
-        raise CheckpointError(f"{where}: the optimizer state has unknown fields {short_repr(extra)}")
     fresh_groups = list(fresh["param_groups"])
     if len(groups) != len(fresh_groups):
         raise CheckpointError(f"{where}: the optimizer has {len(groups)} parameter groups, the model the config "

@@ -190,7 +190,9 @@ def _check_model(state: dict, where: str, path: Path, step: int) -> None:
         if need(model, key, "int>=0", where, "model.") > most:
             raise CheckpointError(f"{where}: model.{key} is {model[key]:,}, more than {step:,} steps allow (at most "
                                   f"{why}: {most:,})")
-    need(model, "optimizer", "dict", where, "model.")
+    extra = sorted(set(need(model, "optimizer", "dict", where, "model.")) - {"param_groups", "scalars"})
+    if extra:
+        raise CheckpointError(f"{where}: model.optimizer has unknown fields {short_repr(extra)}")
 
 
 def check_state(state: dict, path: Path, step: int, run_dir: Path) -> dict:

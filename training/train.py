@@ -23,7 +23,10 @@ seed every time, the exported numpy policy against each baseline. ``--resume`` c
 checkpoint of a run (by default the newest run of the config's name) with its step count, evaluation
 history, league and optimizer state (the RNGs are reseeded from ``seed`` and the step, and the envs start
 fresh games); a killed run loses at most ``checkpoint.every`` steps. Ctrl-C saves a checkpoint. A damaged,
-tampered or foreign checkpoint is a ``CheckpointError`` (a ``ConfigError``) naming the file.
+tampered or foreign checkpoint is a ``CheckpointError`` (a ``ConfigError``) naming the file and the older
+checkpoints the run could be resumed from instead (move the damaged one away to use them): a resume never
+falls back to an older checkpoint or starts over on its own. Everything a resume loads (the state, the
+tensors, the league snapshots it will play) is read and checked before any env or worker starts.
 
 Every process uses one torch thread (``torch.set_num_threads(1)``): on a 2-core machine a second
 thread makes training collapse as soon as the other core is busy.
