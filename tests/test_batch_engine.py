@@ -19,14 +19,7 @@ from allfives_env.core.errors import (
 from allfives_env.core.replay import load_replay
 from allfives_env.core.rules import _BOOL_OPTIONS, CHOICES
 from allfives_env.encoding import ObservationEncoder
-from helpers import wide_random_rules
-
-
-def same_state(a: np.ndarray, b: np.ndarray) -> bool:
-    """Two arrays of game records hold the same state: every field equal. Not their raw bytes: the record
-    dtype is aligned, and the padding between fields is no part of the state (once, in a full test run, a
-    padding byte changed while every field stayed the same)."""
-    return a.dtype == b.dtype and a.shape == b.shape and all(np.array_equal(a[f], b[f]) for f in a.dtype.names)
+from helpers import same_state, wide_random_rules
 
 
 def play_out(batch: BatchGame, seed: int = 0) -> None:

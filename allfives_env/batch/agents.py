@@ -18,7 +18,7 @@ import math
 from typing import Any, Optional
 
 import numpy as np
-from numba import njit
+from .jit import njit
 
 from ..core.errors import AgentError, BatchError, SeedError, short_repr
 from ..core.seeds import MAX_SEED

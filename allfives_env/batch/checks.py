@@ -78,11 +78,18 @@ def flag(value: Any, name: str) -> bool:
     return bool(value)
 
 
-def batch_game(value: Any, who: str) -> Any:
-    """``value`` when it is a :class:`~allfives_env.batch.engine.BatchGame`, else a :class:`BatchError`
-    (the kernels read the batch's arrays directly: anything else would fail inside them)."""
-    from .engine import BatchGame  # the engine imports the observer, which calls this: import at use
+class KernelBatch:
+    """The base of :class:`~allfives_env.batch.engine.BatchGame`: what observers and batch agents accept.
 
-    if not isinstance(value, BatchGame):
+    They hand the batch's state (``S``, ``rules_vector``) straight to their kernels, so they take only
+    the engine's own batches. The class lives here, below the engine, so that the checkers can name it
+    without an import cycle (the engine imports the observer, which imports the checkers)."""
+
+    __slots__ = ()
+
+
+def batch_game(value: Any, who: str) -> Any:
+    """``value`` when it is a :class:`KernelBatch` (a ``BatchGame``), else a :class:`BatchError`."""
+    if not isinstance(value, KernelBatch):
         raise BatchError(f"{who} needs a BatchGame; got {short_repr(value)}")
     return value

@@ -23,7 +23,7 @@ from ..core.seeds import check_seed
 from ..core.tiles import tile_set
 from ..core.values import is_integer
 from . import kernels
-from .checks import MAX_GAMES, flag, integer_values, kernel_buffer
+from .checks import MAX_GAMES, KernelBatch, flag, integer_values, kernel_buffer
 from .observe import BatchObserver
 from .record import replay_record
 from .layout import NUM_ACTIONS, log_width, Tables, rules_vector, state_dtype, tables_for
@@ -57,7 +57,7 @@ def available_memory() -> Optional[int]:
         return None
 
 
-class BatchGame:
+class BatchGame(KernelBatch):
     """``n`` games under one rules object, each dealt from its own stream of ``seed``.
 
     Game ``i`` is the same game whatever ``n`` is (its stream depends on ``seed`` and ``i`` only), so a

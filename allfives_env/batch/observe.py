@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 import numpy as np
-from numba import njit
+from .jit import njit
 
 from ..core.errors import BatchError, RulesError, short_repr
 from ..core.rules import Rules
