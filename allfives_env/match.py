@@ -21,6 +21,7 @@ the dead worker) if a move keeps burning CPU far past the limit.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import signal
 import threading
@@ -38,6 +39,8 @@ from .core.rules import Rules
 #: A timed move whose agent swallows the timeout (``except BaseException``) is interrupted again this often
 #: at the least (seconds), so it cannot run on unseen.
 _REPEAT_SECONDS = 0.05
+#: The most characters of an agent's spec shown in an error message.
+_NAME_MAX = 200
 #: In a process that called :func:`stop_process_on_native_overrun`: the CPU seconds per usable CPU, past the
 #: limit, after which a move stuck in native code ends the process. None: never (the default).
 _native_grace: Optional[float] = None
@@ -130,16 +133,24 @@ class _MoveClock:
 
 def _failure(cls: type[AgentError], what: str, agent: Agent, seat: int, move: int, limit: Optional[float],
              seeds: dict[str, Optional[int]]) -> AgentError:
-    """``cls`` naming the agent, its seat, the move and the seeds, with those as attributes too."""
-    when = "before its first move (in reset)" if move == 0 else f"at move {move} of the game"
-    shown = ", ".join(f"{k} seed {v}" for k, v in seeds.items())
-    exc = cls(f"agent {short_repr(agent)} in seat {seat} {what} {when} ({shown})")
+    """``cls`` naming the agent (by its spec, which rebuilds it), its seat, the move and the seeds, with those
+    as attributes too."""
     try:
-        exc.agent = agent.spec()  # type: ignore[attr-defined]
-    except Exception:  # an agent whose spec() fails is still named by its repr above
-        exc.agent = short_repr(agent)  # type: ignore[attr-defined]
-    exc.seat, exc.move, exc.limit, exc.seeds = seat, move, limit, seeds  # type: ignore[attr-defined]
+        name = agent.spec()
+    except Exception:  # an agent whose spec() fails is still named, by its repr
+        name = short_repr(agent)
+    shown = repr(name) if len(name) <= _NAME_MAX else repr(name[:_NAME_MAX - 3] + "...")
+    when = "before its first move (in reset)" if move == 0 else f"at move {move} of the game"
+    seed_text = ", ".join(f"{k} seed {v}" for k, v in seeds.items())
+    exc = cls(f"agent {shown} in seat {seat} {what} {when} ({seed_text})")
+    exc.agent, exc.seat, exc.move, exc.limit, exc.seeds = name, seat, move, limit, seeds  # type: ignore[attr-defined]
     return exc
+
+
+def _seeds(seed: int, deal_seed: int, agent_seeds: Optional[Sequence[Optional[int]]],
+           seat: int) -> dict[str, Optional[int]]:
+    """The seeds that replay a game, as an error names them: the game's, the deals', the seat's agent's."""
+    return {"game": seed, "deal": deal_seed, "agent": None if agent_seeds is None else agent_seeds[seat]}
 
 
 def _described(exc: BaseException) -> str:
@@ -149,6 +160,18 @@ def _described(exc: BaseException) -> str:
         text = ""
     text = text if len(text) <= 300 else text[:297] + "..."
     return f"raised {type(exc).__name__}" + (f": {text}" if text else "")
+
+
+def _check_seats(rules: Rules, agents: Sequence[Agent], agent_seeds: Optional[Sequence[Optional[int]]]) -> None:
+    """One :class:`Agent` per seat, and one agent seed per seat when seeds are given."""
+    if len(agents) != rules.num_players:
+        raise AgentError(f"need one agent per seat: {rules.num_players} agents, got {len(agents)}")
+    for seat, agent in enumerate(agents):
+        if not isinstance(agent, Agent):
+            raise AgentError(f"the agent in seat {seat} is {short_repr(agent)}, not an Agent: build one with "
+                             f"make_agent('greedy') or the like")
+    if agent_seeds is not None and len(agent_seeds) != rules.num_players:
+        raise AgentError(f"need one agent seed per seat: {rules.num_players}, got {len(agent_seeds)}")
 
 
 def play_game(
@@ -169,14 +192,7 @@ def play_game(
     :class:`~allfives_env.evaluation.errors.MoveTimeLimitError`. An agent's own exception in ``reset``
     or ``act`` raises :class:`AgentError` (the package's typed errors pass unchanged).
     """
-    if len(agents) != rules.num_players:
-        raise AgentError(f"need one agent per seat: {rules.num_players} agents, got {len(agents)}")
-    for seat, agent in enumerate(agents):
-        if not isinstance(agent, Agent):
-            raise AgentError(f"the agent in seat {seat} is {short_repr(agent)}, not an Agent: build one with "
-                             f"make_agent('greedy') or the like")
-    if agent_seeds is not None and len(agent_seeds) != rules.num_players:
-        raise AgentError(f"need one agent seed per seat: {rules.num_players}, got {len(agent_seeds)}")
+    _check_seats(rules, agents, agent_seeds)
     clock = None
     if move_time_limit is not None:
         from .evaluation.checks import check_move_time_limit  # here: the evaluation package imports this module
@@ -187,11 +203,7 @@ def play_game(
         game = Game(rules, seed, deal_seed=seed if deal_seed is None else deal_seed)
     n = rules.num_players
     move = 0
-
-    def seeds_of(seat: int) -> dict[str, Optional[int]]:
-        return {"game": seed, "deal": seed if deal_seed is None else deal_seed,
-                "agent": None if agent_seeds is None else agent_seeds[seat]}
-
+    seeds_of = functools.partial(_seeds, seed, seed if deal_seed is None else deal_seed, agent_seeds)
     for seat, agent in enumerate(agents):
         try:
             agent.reset(None if agent_seeds is None else agent_seeds[seat])

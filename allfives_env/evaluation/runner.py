@@ -20,6 +20,7 @@ and leave quietly, without a traceback, when the main process is gone.
 
 from __future__ import annotations
 
+import copy
 import multiprocessing
 import os
 import pickle
@@ -131,7 +132,7 @@ def _watch_parent(parent: int) -> None:
     forever or printing a traceback from a broken pipe."""
     while os.getppid() == parent:
         time.sleep(_PARENT_CHECK_SECONDS)
-    os._exit(0)
+    os.kill(os.getpid(), getattr(signal, "SIGKILL", signal.SIGTERM))  # at once: no exit handlers, no traceback
 
 
 def _init_worker(rules: Rules, move_time_limit: Optional[float], status: Any, next_slot: Any) -> None:
@@ -156,10 +157,12 @@ def _note(pid: int, matchup: int, set_index: int) -> None:
 
 
 def _sendable(exc: AllFivesError) -> AllFivesError:
-    """``exc`` if it comes back whole from pickling (so it can cross to the main process), else an
-    :class:`AgentError` with its text."""
+    """``exc`` if it can cross to the main process, else an :class:`AgentError` with its text. It must
+    pickle, and rebuild from its reduction (``copy.copy`` calls the class with its args, as unpickling
+    does), or the pool could not read the result back and would break."""
     try:
-        pickle.loads(pickle.dumps(exc))
+        pickle.dumps(exc)
+        copy.copy(exc)
         return exc
     except Exception:
         return AgentError(f"{type(exc).__name__}: {exc}")
@@ -200,16 +203,16 @@ class _Pool:
         self._chunks = (tasks[i:i + size] for i in range(0, len(tasks), size))
         self._window = processes * _CHUNKS_IN_FLIGHT_PER_WORKER
         self._status = ctx.Array("q", [-1] * (processes * _SLOT), lock=False)
+        others = set(multiprocessing.active_children())
         self._executor = ProcessPoolExecutor(
             processes, mp_context=ctx, initializer=_init_worker,
             initargs=(rules, move_time_limit, self._status, ctx.Value("i", 0)))
-        # The executor's own table of its worker processes (pid -> Process): the standard library before
-        # 3.14 has no public way to stop the workers at once or to tell which one died, and the run needs
-        # both. The table is the same dict for the executor's life, so it is kept here past shutdown().
-        workers = getattr(self._executor, "_processes", None)
-        self._workers: dict[int, Any] = {} if workers is None else workers
         self._pending: dict[Future[list[_Played]], None] = {}
         self._fill()  # starts the workers now, before the caller's progress bar (and its thread) exists
+        # The executor's workers, to stop them at once and to tell which one died: the executor (before
+        # Python 3.14) has no public handle on them, but they are this process's new children. The same
+        # Process objects get their exit codes when the executor joins them.
+        self._workers = {p.pid: p for p in multiprocessing.active_children() if p not in others}
 
     def _fill(self) -> None:
         while len(self._pending) < self._window:
@@ -255,10 +258,10 @@ class _Pool:
             self._executor.shutdown(wait=True)
             return
         self._executor.shutdown(wait=False, cancel_futures=True)
-        for process in list(self._workers.values()):
-            if process.exitcode is None:
+        for process in self._workers.values():
+            if process.exitcode is None:  # not yet joined, so its pid is still its own
                 process.kill()
-        for process in list(self._workers.values()):
+        for process in self._workers.values():
             process.join(timeout=5)
 
 
