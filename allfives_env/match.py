@@ -91,8 +91,9 @@ class _MoveTimeout(BaseException):
 
 
 class _MoveClock:
-    """The time limit of every move of one game: installs the ``SIGALRM`` handler on entering (the caller's
-    handler is put back on leaving), arms the timer in :meth:`start` and disarms it in :meth:`stop`."""
+    """The time limit of every move of one game: installs the ``SIGALRM`` handler on entering, arms the timer
+    in :meth:`start` and disarms it in :meth:`stop`; on leaving, the caller's handler and what was left of
+    the caller's own real-time timer are put back."""
 
     def __init__(self, limit: float) -> None:
         if threading.current_thread() is not threading.main_thread():
@@ -105,14 +106,21 @@ class _MoveClock:
         self._native = None if _native_grace is None else (limit + _native_grace) * _usable_cpus()
         self._in_move = False
         self._previous: Any = None
+        self._caller_timer = (0.0, 0.0)
+        self._entered = 0.0
 
     def __enter__(self) -> "_MoveClock":
+        self._caller_timer = signal.getitimer(signal.ITIMER_REAL)
+        self._entered = time.monotonic()
         self._previous = signal.signal(signal.SIGALRM, self._on_alarm)
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
         signal.signal(signal.SIGALRM, self._previous)
+        left, interval = self._caller_timer
+        if left > 0:  # the caller's alarm, late rather than lost if it fell due during the game
+            signal.setitimer(signal.ITIMER_REAL, max(left - (time.monotonic() - self._entered), 1e-6), interval)
 
     def _on_alarm(self, signum: int, frame: Optional[FrameType]) -> None:
         if self._in_move:

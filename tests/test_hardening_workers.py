@@ -204,7 +204,7 @@ def test_a_move_over_the_time_limit_ends_the_run(name: str, processes: int) -> N
     assert multiprocessing.active_children() == []
 
 
-def test_the_time_limit_leaves_results_and_the_alarm_handler_alone() -> None:
+def test_the_time_limit_leaves_results_and_the_callers_alarm_alone() -> None:
     previous = signal.getsignal(signal.SIGALRM)
     free = evaluate(["greedy", "random"], games=20, seed=1, progress=False)
     timed = evaluate(["greedy", "random"], games=20, seed=1, progress=False, move_time_limit=30)
@@ -212,6 +212,12 @@ def test_the_time_limit_leaves_results_and_the_alarm_handler_alone() -> None:
                         move_time_limit=30)
     assert [r.gains for r in timed.records] == [r.gains for r in free.records] == [r.gains for r in pooled.matches[0].records]
     assert signal.getsignal(signal.SIGALRM) is previous and signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    signal.setitimer(signal.ITIMER_REAL, 100.0)  # the caller's own alarm survives a timed run
+    try:
+        evaluate(["greedy", "random"], games=4, progress=False, move_time_limit=30)
+        assert 90 < signal.getitimer(signal.ITIMER_REAL)[0] <= 100
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
 
 
 def test_a_time_limit_off_the_main_thread_plays_in_a_worker() -> None:
