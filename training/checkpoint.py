@@ -369,7 +369,7 @@ def optimizer_state_spec(optimizer: Any) -> dict[int, dict[str, tuple[tuple[int,
     for group in optimizer.param_groups:
         clones = [torch.zeros_like(p, requires_grad=True) for p in group["params"]]
         groups.append({**{k: v for k, v in group.items() if k != "params"}, "params": clones})
-    probe = type(optimizer)(groups, **optimizer.defaults)
+    probe = type(optimizer)(groups)  # every group carries all its hyper-parameters
     for group in probe.param_groups:
         for p in group["params"]:
             p.grad = torch.zeros_like(p)
