@@ -295,3 +295,12 @@ def test_a_named_pipe_as_the_config_is_refused_not_waited_on(run: Path, how: str
         call = lambda: train(config, run_dir=str(run.parent / "new"), progress=False)  # noqa: E731
     error = _within(HANG_SECONDS, call, unblock)
     assert isinstance(error, ConfigError) and "config.yaml is a named pipe (FIFO)" in str(error), error
+
+
+def test_train_rllib_also_refuses_checkpoints_being_a_file(tmp_path: Path) -> None:
+    from training.rllib.train import latest_rllib_checkpoint
+
+    (tmp_path / "checkpoints").write_text("not a folder")
+    with pytest.raises(CheckpointError, match="checkpoints is not a directory"):
+        latest_rllib_checkpoint(tmp_path)
+    assert latest_rllib_checkpoint(tmp_path / "elsewhere") is None  # none yet: a run that starts from 0

@@ -20,7 +20,7 @@ from training.checkpoint import (
 from training.schema import MAX_EPOCHS, ConfigError, check_agent_specs
 
 __all__ = ["CHECKPOINTS", "DEMONSTRATIONS", "TRAINER", "CHECKPOINT_STATE", "CHECKPOINT_FILE", "atomic_write", "run_dirs", "new_run_dir",
-           "check_new_run_dir", "latest_checkpoint", "check_state", "resume_seed", "state_numbers", "not_resumed",
+           "check_new_run_dir", "latest_checkpoint", "check_state", "resume_seed", "state_numbers", "not_resumed", "checkpoint_folder",
            "check_snapshots"]
 
 CHECKPOINTS = "checkpoints"
@@ -79,13 +79,9 @@ def latest_checkpoint(run_dir: Path) -> Optional[tuple[int, Path, dict]]:
     a checkpoint of the old pickle-based format (``step_<N>.zip``), and for a newest state file that is
     damaged or not of this format (naming it, and any older checkpoint the run could resume from instead);
     it never unpickles, and it never skips a damaged newest checkpoint for an older one on its own."""
-    folder = Path(run_dir) / CHECKPOINTS
-    if not os.path.lexists(folder):
+    folder = checkpoint_folder(run_dir)
+    if folder is None:
         return None
-    if not folder.is_dir():
-        raise CheckpointError(f"{folder} is not a directory (a run keeps its checkpoints in the folder "
-                              f"{CHECKPOINTS}/); the run cannot be resumed from it, and a new run would not "
-                              "be able to checkpoint there: move it away")
     names = sorted(p.name for p in folder.iterdir())
     old = [n for n in names if _OLD_CKPT.match(n)]
     if old:
@@ -99,6 +95,19 @@ def latest_checkpoint(run_dir: Path) -> Optional[tuple[int, Path, dict]]:
     except CheckpointError as exc:
         numbers = state_numbers(folder)
         raise not_resumed(exc, Path(run_dir), numbers[-1] if numbers else None) from None
+
+
+def checkpoint_folder(run_dir: Path) -> Optional[Path]:
+    """``run_dir/checkpoints``, or None when there is none yet; a CheckpointError when something else stands
+    there (a file, a pipe, a dangling link): a resume must not read that as "no checkpoint" and start over."""
+    folder = Path(run_dir) / CHECKPOINTS
+    if not os.path.lexists(folder):
+        return None
+    if not folder.is_dir():
+        raise CheckpointError(f"{folder} is not a directory (a run keeps its checkpoints in the folder "
+                              f"{CHECKPOINTS}/); the run cannot be resumed from it, and a new run would not "
+                              "be able to checkpoint there: move it away")
+    return folder
 
 
 def state_numbers(folder: Path) -> list[int]:

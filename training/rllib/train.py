@@ -35,7 +35,7 @@ from typing import Any, Optional, Sequence, TextIO
 
 from allfives_env.core.errors import short_repr
 from training.rllib.config import RLlibConfig
-from training.runs import CHECKPOINTS, check_new_run_dir, resume_seed
+from training.runs import CHECKPOINTS, check_new_run_dir, checkpoint_folder, resume_seed
 from training.schema import ConfigError
 
 __all__ = ["add_train_rllib_parser", "run_train_rllib", "train_rllib", "latest_rllib_checkpoint"]
@@ -134,8 +134,8 @@ def latest_rllib_checkpoint(run_dir: Path) -> Optional[tuple[int, Path, dict]]:
     with a :class:`~training.checkpoint.CheckpointError`; nothing is unpickled."""
     from training.checkpoint import newest_state, old_format_error
 
-    folder = Path(run_dir) / CHECKPOINTS
-    if not folder.is_dir():
+    folder = checkpoint_folder(run_dir)  # a file there is an error, not "no checkpoint yet"
+    if folder is None:
         return None
     old = [p for p in sorted(folder.iterdir()) if p.name.startswith("iter_") and p.is_dir()]
     if old:
