@@ -2,9 +2,10 @@
 
 They live in a module of their own so that worker processes (forked from a test, or a command line
 started with ``python -c "import workers_agents; ..."``) have them in their registry too. Each plays the
-first legal action, and misbehaves at its ``at``-th move of a game (from 1); with ``when_seed``, only in
-the game where it was reset with that agent seed (so a test picks the duplicate set, game and seat:
-:func:`allfives_env.evaluation.agent_seeds`).
+first legal action, and misbehaves at its ``at``-th move of a game (from 1; the default 0 never does, so
+that a test module which plays every registered agent by name, after this one registered them, is
+unharmed); with ``when_seed``, only in the game where it was reset with that agent seed (so a test picks
+the duplicate set, game and seat: :func:`allfives_env.evaluation.agent_seeds`).
 """
 
 from __future__ import annotations
@@ -21,12 +22,12 @@ from allfives_env.core.errors import GameOverError
 
 
 class _CountingAgent(Agent):
-    """Plays the first legal action; :meth:`misbehave` at its move ``at`` of a game (of the game with agent
-    seed ``when_seed`` when that is given)."""
+    """Plays the first legal action; :meth:`misbehave` at its move ``at`` of a game (0: never; only in the
+    game with agent seed ``when_seed`` when that is given)."""
 
     name = "test-counting"
 
-    def __init__(self, seed: Optional[int] = None, at: int = 1, when_seed: int = -1) -> None:
+    def __init__(self, seed: Optional[int] = None, at: int = 0, when_seed: int = -1) -> None:
         super().__init__(seed, at=at, when_seed=when_seed)
         self.at = at
         self.when_seed = when_seed
@@ -40,7 +41,7 @@ class _CountingAgent(Agent):
 
     def act(self, view: PlayerView) -> int:
         self.moves += 1
-        if self.armed and self.moves == self.at:
+        if self.armed and self.at and self.moves == self.at:
             self.misbehave()
         return view.legal[0]
 

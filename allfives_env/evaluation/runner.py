@@ -257,12 +257,11 @@ class _Pool:
         if finished:
             self._executor.shutdown(wait=True)
             return
-        self._executor.shutdown(wait=False, cancel_futures=True)
         for process in self._workers.values():
             if process.exitcode is None:  # not yet joined, so its pid is still its own
                 process.kill()
-        for process in self._workers.values():
-            process.join(timeout=5)
+        # the pool sees its workers die, fails what was pending and joins them: none is left behind
+        self._executor.shutdown(wait=True, cancel_futures=True)
 
 
 @contextmanager
