@@ -208,11 +208,22 @@ class _Pool:
             processes, mp_context=ctx, initializer=_init_worker,
             initargs=(rules, move_time_limit, self._status, ctx.Value("i", 0)))
         self._pending: dict[Future[list[_Played]], None] = {}
-        self._fill()  # starts the workers now, before the caller's progress bar (and its thread) exists
         # The executor's workers, to stop them at once and to tell which one died: the executor (before
         # Python 3.14) has no public handle on them, but they are this process's new children. The same
         # Process objects get their exit codes when the executor joins them.
-        self._workers = {p.pid: p for p in multiprocessing.active_children() if p not in others}
+        self._workers: dict[int, Any] = {}
+        try:
+            self._fill()  # starts the workers now, before the caller's progress bar (and its thread) exists
+            self._workers = self._started(others)
+        except BaseException:  # Ctrl-C while they start: stop what started
+            self._workers = self._started(others)
+            self.close(finished=False)
+            raise
+
+    @staticmethod
+    def _started(others: set[Any]) -> dict[int, Any]:
+        """This process's children, by pid, that are not in ``others``: the workers the executor started."""
+        return {p.pid: p for p in multiprocessing.active_children() if p not in others}
 
     def _fill(self) -> None:
         while len(self._pending) < self._window:
@@ -276,13 +287,15 @@ def _played_sets(tasks: Sequence[_Task], rules: Rules, processes: int, mp_contex
         cache: dict[tuple[str, int], Agent] = {}
         yield ((task[0], task[3], _play_set(task, rules, cache, move_time_limit)) for task in tasks)
         return
-    pool = _Pool(tasks, rules, processes, mp_context, move_time_limit)
+    pool: Optional[_Pool] = None
     finished = False
     try:
+        pool = _Pool(tasks, rules, processes, mp_context, move_time_limit)
         yield pool.played()
         finished = True
     finally:
-        pool.close(finished)
+        if pool is not None:
+            pool.close(finished)
 
 
 def _set_names(matchups: Sequence[tuple[tuple[str, ...], Sequence[tuple[int, ...]]]],
