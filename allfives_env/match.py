@@ -36,8 +36,8 @@ from .core.errors import AllFivesError, IllegalActionError, short_repr
 from .core.game import Game
 from .core.rules import Rules
 
-#: A timed move whose agent swallows the timeout (``except BaseException``) is interrupted again this often
-#: at the least (seconds), so it cannot run on unseen.
+#: A timed move whose agent swallows the timeout (``except BaseException``) is interrupted again every
+#: ``max(limit, _REPEAT_SECONDS)`` seconds, so it cannot run on unseen, nor be interrupted in a tight loop.
 _REPEAT_SECONDS = 0.05
 #: The most characters of an agent's spec shown in an error message.
 _NAME_MAX = 200
