@@ -132,7 +132,7 @@ def test_the_imitation_recording_pool_dies_with_its_parent() -> None:
 
 
 def test_exit_with_parent_does_nothing_in_the_parent_itself() -> None:
-    from training.parent_watch import exit_with_parent, parent_token
+    from allfives_env.parent_watch import exit_with_parent, parent_token
 
     exit_with_parent(parent_token())  # the parent's own token: no hook, no watcher, no exit
     exit_with_parent()  # not started by multiprocessing
@@ -144,7 +144,7 @@ def test_without_the_kernel_hook_the_watcher_thread_ends_an_orphaned_worker() ->
     thread sees the parent change and ends the worker."""
     body = """
         import multiprocessing as mp, os, time
-        from training.parent_watch import exit_with_parent
+        from allfives_env.parent_watch import exit_with_parent
 
         def worker(token):
             exit_with_parent((token, False))  # the watcher only

@@ -200,7 +200,7 @@ def collect_demonstrations(env_kwargs: Mapping[str, Any], opponents: Mapping[str
     if len(todo) == 1:
         parts[todo[0]] = _record_part(*args[0])
     elif todo:
-        from training.parent_watch import exit_with_parent, parent_token
+        from allfives_env.parent_watch import exit_with_parent, parent_token
         from training.vec_env import resolve_start_method
 
         # a run killed with SIGKILL cannot end its pool, whose workers then record on with parent 1

@@ -19,7 +19,7 @@ env) or ``"batched"``; a single env always runs in-process. The fourth kind, ``"
 compiled batch of games in this process, with batch agents as the opponents.
 
 Worker processes (``"batched"`` and ``"subproc"``) end when the process that started them dies, even by
-``kill -9`` (:mod:`training.parent_watch`): nothing else would end them, since each still holds the pipes
+``kill -9`` (:mod:`allfives_env.parent_watch`): nothing else would end them, since each still holds the pipes
 of its siblings.
 """
 
@@ -33,7 +33,7 @@ from typing import Any, Callable, Optional, Sequence
 import gymnasium as gym
 import numpy as np
 
-from training.parent_watch import GuardedEnvFn, exit_with_parent, parent_token
+from allfives_env.parent_watch import GuardedEnvFn, exit_with_parent, parent_token
 
 
 def _set_one_thread() -> None:

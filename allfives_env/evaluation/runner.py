@@ -37,6 +37,7 @@ from ..agents import Agent, AgentError, make_agent
 from ..core.errors import AllFivesError
 from ..core.rules import Rules
 from ..match import play_game, stop_process_on_native_overrun
+from ..parent_watch import exit_with_parent
 from .errors import WorkerDiedError
 from .results import GameRecord
 from .scheduling import agent_seeds, set_seeds
@@ -126,18 +127,11 @@ def _play_set(task: _Task, rules: Rules, cache: dict[tuple[str, int], Agent],
     return records
 
 
-def _watch_parent(parent: int) -> None:
-    """In a worker: end this process quietly once its parent is gone (the main process killed or sent
-    SIGTERM; with forkserver, the server, which ends with the main process), instead of waiting for work
-    forever or printing a traceback from a broken pipe."""
-    while os.getppid() == parent:
-        time.sleep(_PARENT_CHECK_SECONDS)
-    os.kill(os.getpid(), getattr(signal, "SIGKILL", signal.SIGTERM))  # at once: no exit handlers, no traceback
-
-
-def _init_worker(rules: Rules, move_time_limit: Optional[float], status: Any, next_slot: Any) -> None:
+def _init_worker(rules: Rules, move_time_limit: Optional[float], status: Any, next_slot: Any,
+                 parent: tuple[int, bool]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group: the main process handles it
-    threading.Thread(target=_watch_parent, args=(os.getppid(),), name="watch-parent", daemon=True).start()
+    # the main process killed or sent SIGTERM: end quietly instead of waiting for work or printing a traceback
+    exit_with_parent(parent, poll=_PARENT_CHECK_SECONDS)
     if move_time_limit is not None:
         stop_process_on_native_overrun(NATIVE_OVERRUN_GRACE)
     with next_slot.get_lock():
@@ -206,7 +200,8 @@ class _Pool:
         others = set(multiprocessing.active_children())
         self._executor = ProcessPoolExecutor(
             processes, mp_context=ctx, initializer=_init_worker,
-            initargs=(rules, move_time_limit, self._status, ctx.Value("i", 0)))
+            # the watcher thread only, no kernel hook: the executor may start a worker from another thread
+            initargs=(rules, move_time_limit, self._status, ctx.Value("i", 0), (os.getpid(), False)))
         self._pending: dict[Future[list[_Played]], None] = {}
         # The executor's workers, to stop them at once and to tell which one died: the executor (before
         # Python 3.14) has no public handle on them, but they are this process's new children. The same

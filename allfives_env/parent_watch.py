@@ -1,7 +1,7 @@
 """Worker processes that end when the process that started them dies.
 
-Why: a trainer killed with ``kill -9`` (or by the out-of-memory killer) cannot close its workers, and they do
-not notice on their own. The vec env workers wait on a pipe whose other end is still open in their sibling
+Why: a trainer or an evaluation killed with ``kill -9`` (or by the out-of-memory killer) cannot close its
+workers, and they do not notice on their own. The vec env workers wait on a pipe whose other end is still open in their sibling
 workers (they were forked from the same parent, which held every pipe), and pool workers hold their own
 queue's write end, so neither ever reads end-of-file: each lived on with parent 1, holding its memory.
 
@@ -26,10 +26,12 @@ import threading
 import time
 from typing import Any, Callable, Optional
 
-__all__ = ["exit_with_parent", "parent_token", "GuardedEnvFn", "POLL_SECONDS", "EXIT_CODE"]
+__all__ = ["exit_with_parent", "parent_token", "GuardedEnvFn", "POLL_SECONDS"]
 
 POLL_SECONDS = 0.5
-EXIT_CODE = 1  # os._exit status of a worker whose parent is gone
+#: (this process, the parent it watches) once a watcher runs: a second call in the same worker is a no-op,
+#: and a process forked from a watched worker (its own pid differs) sets up its own.
+_WATCHING: Optional[tuple[int, int]] = None
 _PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
@@ -65,11 +67,17 @@ def _gone(parent: int, direct: bool) -> bool:
     return os.getppid() != parent if direct else not _alive(parent)
 
 
+def _end_now() -> None:
+    """End this process at once: no exit handlers, no traceback from a pipe whose other end is gone; there
+    is no cleanup to run, since whatever the worker held was the dead parent's."""
+    os.kill(os.getpid(), getattr(signal, "SIGKILL", signal.SIGTERM))
+
+
 def _watch(parent: int, direct: bool, poll: float) -> None:
     while True:
         time.sleep(poll)
         if _gone(parent, direct):
-            os._exit(EXIT_CODE)  # no cleanup to run: whatever the worker held was the dead parent's
+            _end_now()
 
 
 def parent_token() -> tuple[int, bool]:
@@ -88,15 +96,16 @@ def exit_with_parent(token: Optional[tuple[int, bool]] = None, poll: float = POL
             return
         token = (started_by.pid, False)
     parent, kernel = token
-    if parent == os.getpid() or getattr(exit_with_parent, "_watching", None) == (os.getpid(), parent):
+    global _WATCHING
+    if parent == os.getpid() or _WATCHING == (os.getpid(), parent):
         return
     direct = os.getppid() == parent
     if kernel and direct:
         _kernel_hook()
     if _gone(parent, direct):  # it died before the hook was set
-        os._exit(EXIT_CODE)
+        _end_now()
     threading.Thread(target=_watch, args=(parent, direct, poll), name="exit-with-parent", daemon=True).start()
-    exit_with_parent._watching = (os.getpid(), parent)  # type: ignore[attr-defined]
+    _WATCHING = (os.getpid(), parent)
 
 
 class GuardedEnvFn:
