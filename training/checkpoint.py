@@ -16,7 +16,7 @@ planted payload runs; ``torch.load`` does too unless ``weights_only``. A checkpo
 Loading rebuilds the model from the run's config (``config.yaml``, read with ``yaml.SafeLoader``) and
 copies the tensors in after checking that every name, shape and dtype matches the model the config
 builds, that every value is finite, and that the file's SHA-256 is the one the JSON recorded. Both files
-are read by :func:`training.files.read_regular_file` (a named pipe or a device is refused, never waited on
+are read by :func:`allfives_env.regular_file.read_regular_file` (a named pipe or a device is refused, never waited on
 or read without end). The optimizer's state must be the one the config's optimizer would have: the same
 hyper-parameters (only the learning rate may differ, and the config's is used), and per parameter exactly
 the tensors it keeps, with whole step counts (:func:`restore_optimizer`). Anything
@@ -37,7 +37,7 @@ from typing import Any, Callable, Mapping, Optional, Pattern, Sequence, Union
 
 from allfives_env.core.errors import short_repr
 from allfives_env.core.values import is_finite_number, is_integer, is_real
-from training.files import read_regular_file
+from allfives_env.regular_file import read_regular_file
 from training.schema import ConfigError
 
 __all__ = ["FORMAT", "CheckpointError", "atomic_write", "write_tensors", "read_tensors", "write_json", "read_json",
@@ -96,7 +96,7 @@ def read_tensors(path: Path, sha256: Optional[str], named_by: Path,
                  limit: int = MAX_TENSOR_BYTES) -> dict[str, Any]:
     """The tensors of ``path`` (torch, CPU), after checking its SHA-256 against what ``named_by`` recorded.
 
-    Read by :func:`training.files.read_regular_file`: a named pipe, a device or a link to one is refused, and
+    Read by :func:`allfives_env.regular_file.read_regular_file`: a named pipe, a device or a link to one is refused, and
     at most ``limit`` bytes are read, counted as they arrive."""
     from safetensors.torch import load
 

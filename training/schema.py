@@ -396,9 +396,9 @@ def parse_yaml(text: str, where: str) -> Any:
 
 
 def read_yaml(path: Union[str, Path], missing_hint: str = "") -> Any:
-    """A YAML file read safely: a regular file (:func:`training.files.read_regular_file`: a named pipe or a
+    """A YAML file read safely: a regular file (:func:`allfives_env.regular_file.read_regular_file`: a named pipe or a
     device is refused, not waited on), UTF-8, at most 1 MiB, :func:`parse_yaml`; every failure a ConfigError."""
-    from training.files import read_regular_file
+    from allfives_env.regular_file import read_regular_file
 
     p = Path(path)
     try:

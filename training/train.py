@@ -353,7 +353,7 @@ class Trainer:
         if not (self.resume and self.resume[2].get("finished") and start_step >= self.total_steps
                 and (self.run_dir / "evaluation.md").is_file()):
             return None
-        from training.files import read_regular_file
+        from allfives_env.regular_file import read_regular_file
 
         try:
             text = read_regular_file(self.run_dir / "evaluation.md", MAX_REPORT_BYTES, ConfigError,

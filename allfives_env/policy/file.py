@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import io
 import os
-import stat
 import struct
 import tokenize
 import zipfile
@@ -38,6 +37,7 @@ import numpy as np
 from ..core.errors import short_repr as _r
 from ..core.rules import Rules
 from ..encoding import OBS_LAYOUT_VERSION, ObservationEncoder
+from ..regular_file import open_regular_file
 from .activations import ACTIVATIONS
 from .errors import PolicyError
 from .header import (
@@ -90,25 +90,13 @@ def _policy_path(path: Any) -> str:
 
 
 def _open_file(where: str) -> Any:
-    """The open policy file; only a regular file of at most MAX_FILE_BYTES (O_NONBLOCK: a named pipe must not
-    block the open)."""
+    """The open policy file; only a regular file of at most MAX_FILE_BYTES (:mod:`allfives_env.regular_file`:
+    a named pipe must not block the open, a device is never read)."""
     try:
-        fd = os.open(where, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+        fd = open_regular_file(where, MAX_FILE_BYTES, PolicyError, "a policy file (.npz)")
     except FileNotFoundError:
         raise PolicyError(f"policy file {where} does not exist") from None
-    except IsADirectoryError:
-        raise PolicyError(f"{where} is a directory, not a policy file (.npz)") from None
-    except (OSError, ValueError) as exc:
-        raise PolicyError(f"policy file {where} cannot be opened: {exc}") from None
     try:
-        st = os.fstat(fd)
-        if stat.S_ISDIR(st.st_mode):
-            raise PolicyError(f"{where} is a directory, not a policy file (.npz)")
-        if not stat.S_ISREG(st.st_mode):
-            raise PolicyError(f"{where} is not a regular file (a pipe, socket or device); a policy is an .npz file")
-        if st.st_size > MAX_FILE_BYTES:
-            raise PolicyError(f"{where} is {st.st_size} bytes, larger than any policy file can be "
-                              f"({MAX_FILE_BYTES} bytes)")
         return os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)

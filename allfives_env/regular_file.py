@@ -1,8 +1,8 @@
-"""The one reader for files a run loads back (its ``config.yaml``, checkpoints, reports): regular files only,
-with a hard cap on the bytes read.
+"""The one way the project opens a file it was handed (a policy, a run's ``config.yaml``, checkpoints,
+reports): regular files only, with a hard cap on the bytes read.
 
-Why: a run directory may have been handed over or damaged, and what stands at a path there need not be a
-file. ``open()`` of a named pipe (FIFO) waits for a writer that never comes, and a symbolic link to
+Why: a policy file or a run directory may have been handed over or damaged, and what stands at a path there
+need not be a file. ``open()`` of a named pipe (FIFO) waits for a writer that never comes, and a symbolic link to
 ``/dev/zero`` reports a size of 0 (``st_size``) and then never ends. So the file is opened with
 ``O_NONBLOCK`` (opening a pipe returns at once), its type is checked on the open descriptor (``fstat``,
 after any symbolic link is followed, so the check and the read see the same file), and the bytes are
@@ -19,7 +19,7 @@ from typing import Union
 
 from allfives_env.core.errors import AllFivesError
 
-__all__ = ["read_regular_file", "CHUNK_BYTES"]
+__all__ = ["open_regular_file", "read_regular_file", "CHUNK_BYTES"]
 
 CHUNK_BYTES = 1 << 20
 
@@ -47,12 +47,11 @@ def _described(path: Path) -> str:
     return str(path)
 
 
-def read_regular_file(path: Union[str, Path], limit: int, error: type[AllFivesError], what: str) -> bytes:
-    """The bytes of ``path``, a regular file (or a symbolic link to one) of at most ``limit`` bytes.
-
-    ``what`` names what the file should be ("a run state", "a config") in the messages of ``error``, the
-    exception raised for anything else: a pipe, a device, a socket, a directory, a file that cannot be
-    opened or read, or one longer than ``limit`` (counted while reading). A missing file raises
+def open_regular_file(path: Union[str, Path], limit: int, error: type[AllFivesError], what: str) -> int:
+    """An open descriptor of ``path`` for reading, once it is a regular file (or a symbolic link to one) whose
+    size is at most ``limit`` bytes; the caller closes it. ``what`` names what the file should be ("a run
+    state", "a policy file") in the messages of ``error``, raised for anything else: a pipe, a device, a
+    socket, a directory, a file that cannot be opened, or one larger than ``limit``. A missing file raises
     ``FileNotFoundError``."""
     path = Path(path)
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -70,7 +69,18 @@ def read_regular_file(path: Union[str, Path], limit: int, error: type[AllFivesEr
             raise error(f"{_described(path)} is {_kind(st.st_mode)}, not a regular file; {what} is a regular file, "
                         "so it is not read")
         if st.st_size > limit:
-            raise error(f"{_described(path)} is {st.st_size:,} bytes, more than {what} can be ({limit:,} bytes)")
+            raise error(f"{_described(path)} is {st.st_size:,} bytes, larger than {what} can be ({limit:,} bytes)")
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_regular_file(path: Union[str, Path], limit: int, error: type[AllFivesError], what: str) -> bytes:
+    """The bytes of ``path``, checked as by :func:`open_regular_file`, counted while they are read (a
+    ``/dev/zero`` behind a link, or a file that grows, stops at ``limit``)."""
+    fd = open_regular_file(path, limit, error, what)
+    try:
         chunks = []
         total = 0
         while True:
@@ -80,9 +90,9 @@ def read_regular_file(path: Union[str, Path], limit: int, error: type[AllFivesEr
             chunks.append(chunk)
             total += len(chunk)
             if total > limit:  # the file grew while it was read
-                raise error(f"{_described(path)} is more than {limit:,} bytes, more than {what} can be")
+                raise error(f"{_described(path)} is more than {limit:,} bytes, larger than {what} can be")
         return b"".join(chunks)
     except OSError as exc:
-        raise error(f"{_described(path)} cannot be read: {exc.strerror or exc}") from None
+        raise error(f"{_described(Path(path))} cannot be read: {exc.strerror or exc}") from None
     finally:
         os.close(fd)
