@@ -69,6 +69,14 @@ class BatchGame(KernelBatch):
     (keep each game's decisions so that :meth:`replay` can rebuild it; on by default, off saves one
     write per decision), ``first_game`` (the index of ``S[0]``'s stream: chunk ``k`` of size ``n`` is
     ``first_game=k*n``).
+
+    Memory: :func:`memory_needed` (about 1 KB a game with ``record``); a batch that needs more than the
+    system has available is refused with a :class:`BatchError` before anything is allocated, rather than
+    swapping or being killed half-built. Play more games in chunks with ``first_game`` instead.
+
+    Every method checks its arguments before a compiled kernel sees them (:mod:`.checks`): a wrong
+    shape, dtype, memory order or a read-only array is a :class:`BatchError` and changes no game. ``S``
+    (the game records) is the kernels' own state: read it, never write it; the kernels trust it.
     """
 
     def __init__(self, rules: Optional[Rules] = None, n: int = 1, seed: int = 0, *, stop_after_hand: bool = False,
