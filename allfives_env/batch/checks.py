@@ -39,15 +39,17 @@ def kernel_buffer(value: Any, name: str, shape: tuple[int, ...], dtype: Any, *,
     and ``shape``, C-contiguous and writable, and (given ``owner``, the batch's state) sharing no memory
     with the state the kernel reads. Anything else is a :class:`BatchError` that names the argument,
     what it got and what it needs; nothing has been written then."""
-    dtype = np.dtype(dtype)
-    needed = f"{name} must be a writable, C-contiguous {dtype} numpy array of shape {shape}"
-    if not isinstance(value, np.ndarray):
+    if (type(value) is np.ndarray and value.dtype == dtype and value.shape == shape and value.flags.c_contiguous
+            and value.flags.writeable):  # the usual case: no message to build
+        if owner is not None and np.may_share_memory(value, owner):
+            raise BatchError(f"{name} shares memory with the batch's own state: give a separate array")
+        return value
+    needed = f"{name} must be a writable, C-contiguous {np.dtype(dtype)} numpy array of shape {shape}"
+    if type(value) is not np.ndarray:  # a subclass (a matrix, a masked array) is no plain buffer either
         raise BatchError(f"{needed}; got {short_repr(value) if np.isscalar(value) else type(value).__name__}")
     if (value.dtype != dtype or value.shape != shape or not value.flags.c_contiguous
             or not value.flags.writeable):
         raise BatchError(f"{needed}; got {_describe(value)}")
-    if owner is not None and np.may_share_memory(value, owner):
-        raise BatchError(f"{name} shares memory with the batch's own state: give a separate array")
     return value
 
 
