@@ -192,6 +192,34 @@ def test_registry_parses_specs_and_reports_bad_ones() -> None:
         make_agent("pimc:samples")
 
 
+def test_agents_registered_by_path_are_imported_only_when_built(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A package above the agents (openspiel) is named by path: listed always, imported when built, and an
+    agent whose extra is missing says which extra and how to install it, in the listing and when built."""
+    from allfives_env.agents import Extra, describe_agents, register_agent
+    from allfives_env.agents import registry
+
+    need = "needs the [openspiel] extra" + ("" if _HAS_PYSPIEL else ", which is not installed: pip install")
+    assert {"openspiel-ismcts", "openspiel-mcts"} <= set(agent_names())
+    assert all(need in describe_agents()[name] for name in ("openspiel-ismcts", "openspiel-mcts"))
+
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))  # registrations undone after the test
+    register_agent("test-by-path", "allfives_env.agents.basic:GreedyAgent", "greedy, by path")
+    assert type(make_agent("test-by-path", seed=0)).__name__ == "GreedyAgent"
+    with pytest.raises(AgentError, match="takes no parameter 'depth'"):
+        make_agent("test-by-path:depth=3")
+    register_agent("test-missing-extra", "no_such_module_here.bots:Bot", "a bot", extra=Extra("nosuch", "no_such_module_here"))
+    assert describe_agents()["test-missing-extra"] == (
+        'a bot; needs the [nosuch] extra, which is not installed: pip install -e ".[nosuch]"')
+    with pytest.raises(AgentError, match=r"agent 'test-missing-extra' needs the \[nosuch\] extra: .*no_such_module_here"):
+        make_agent("test-missing-extra")
+    register_agent("test-no-such-class", "allfives_env.agents.basic:NoSuchAgent")
+    with pytest.raises(AgentError, match="has no 'NoSuchAgent'"):
+        make_agent("test-no-such-class")
+    for bad in ("allfives_env.agents.basic", "allfives_env.agents.basic:", 42):
+        with pytest.raises(AgentError, match="not allowed"):
+            register_agent("test-bad", bad)  # type: ignore[arg-type]
+
+
 def test_greedy_takes_the_biggest_score_and_sheds_heavy_tiles() -> None:
     """Lead 6-4 (count 10). Seat 1 holds 4-1 (on E: 6+1 = 7), 6-1 (on W: 1+4 = 5, scores 5), 4-4 (on E:
     6+8 = 14) and 6-6 (on W: 12+4 = 16): greedy must take the only scoring play, 6-1@W."""

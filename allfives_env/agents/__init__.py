@@ -7,19 +7,18 @@ The ladder, weakest first: ``random``, ``greedy``, ``defensive``, ``expert``, ``
 Monte-Carlo search); ``oracle`` is the same search with the true hidden tiles, for analysis only.
 Trained policies: ``ppo`` plays a policy file (``path=FILE.npz``), ``ppo-2p``, ``ppo-3p`` and ``ppo-4p`` the shipped ones.
 Outside opponents: ``openspiel-ismcts`` and ``openspiel-mcts``, OpenSpiel's own search bots (the optional
-extra ``[openspiel]``; pyspiel is imported only when one is built, see :mod:`allfives_env.openspiel.bots`).
+extra ``[openspiel]``): registered here by the path of their module, :mod:`allfives_env.openspiel.bots`, which
+(with pyspiel) is imported only when one is built.
 """
 
 from __future__ import annotations
-
-from typing import Optional
 
 from .base import Agent, OracleView, PlayerView
 from .basic import DefensiveAgent, GreedyAgent, RandomAgent
 from .expert import ExpertAgent
 from .policy import PolicyAgent, ShippedPolicyAgent, shipped_agent_classes
 from .search import OracleAgent, PIMCAgent, PIMCNetAgent, PIMCSiftAgent, sample_hidden
-from .registry import AgentError, agent_names, describe_agents, make_agent, parse_agent_spec, register_agent
+from .registry import AgentError, Extra, agent_names, describe_agents, make_agent, parse_agent_spec, register_agent
 
 register_agent("random", RandomAgent, "uniform over the legal actions")
 register_agent("greedy", GreedyAgent, "the placement that scores most now; ties shed the heaviest tile")
@@ -35,37 +34,16 @@ for _name, (_cls, _description) in shipped_agent_classes().items():
     register_agent(_name, _cls, _description)
 
 
-def _openspiel_agent(kind: str, seed: Optional[int], **params: object) -> Agent:
-    """Build an OpenSpiel bot agent; its module (and pyspiel) is imported only now."""
-    try:
-        from ..openspiel import bots
-    except ImportError as exc:  # OpenSpielUnavailableError, or a broken install
-        raise AgentError(f"agent {kind!r} needs OpenSpiel: {exc}") from None
-    cls = {"openspiel-ismcts": bots.OpenSpielISMCTSAgent, "openspiel-mcts": bots.OpenSpielMCTSAgent}[kind]
-    return cls(seed=seed, **params)
-
-
-def openspiel_ismcts(seed: Optional[int] = None, sims: int = 100, uct_c: float = 2.0, rollouts: int = 1,
-                     worlds: int = -1, point_scale: float = 25.0) -> Agent:
-    """OpenSpiel's ISMCTSBot (see :class:`allfives_env.openspiel.bots.OpenSpielISMCTSAgent`)."""
-    return _openspiel_agent("openspiel-ismcts", seed, sims=sims, uct_c=uct_c, rollouts=rollouts, worlds=worlds,
-                            point_scale=point_scale)
-
-
-def openspiel_mcts(seed: Optional[int] = None, sims: int = 100, uct_c: float = 2.0, rollouts: int = 1,
-                   worlds: int = 10, point_scale: float = 25.0) -> Agent:
-    """OpenSpiel's MCTSBot on determinized worlds (see :class:`allfives_env.openspiel.bots.OpenSpielMCTSAgent`)."""
-    return _openspiel_agent("openspiel-mcts", seed, sims=sims, uct_c=uct_c, rollouts=rollouts, worlds=worlds,
-                            point_scale=point_scale)
-
-
-register_agent("openspiel-ismcts", openspiel_ismcts,
-               "OpenSpiel's ISMCTS bot, random rollouts to the hand end (sims=100; extra [openspiel])")
-register_agent("openspiel-mcts", openspiel_mcts,
-               "OpenSpiel's MCTS bot on determinized worlds (sims=100, worlds=10; extra [openspiel])")
+# OpenSpiel's bots live in the package above (allfives_env/openspiel/bots.py) and need pyspiel: named here by
+# path, imported only when one is built, so this layer imports nothing above it (tests/test_structure.py)
+_OPENSPIEL = Extra("openspiel", "pyspiel")
+register_agent("openspiel-ismcts", "allfives_env.openspiel.bots:OpenSpielISMCTSAgent",
+               "OpenSpiel's ISMCTS bot, random rollouts to the hand end (sims=100)", extra=_OPENSPIEL)
+register_agent("openspiel-mcts", "allfives_env.openspiel.bots:OpenSpielMCTSAgent",
+               "OpenSpiel's MCTS bot on determinized worlds (sims=100, worlds=10)", extra=_OPENSPIEL)
 
 __all__ = [
-    "Agent", "AgentError", "DefensiveAgent", "ExpertAgent", "GreedyAgent", "OracleAgent", "OracleView", "PIMCAgent", "PlayerView",
+    "Agent", "AgentError", "DefensiveAgent", "Extra", "ExpertAgent", "GreedyAgent", "OracleAgent", "OracleView", "PIMCAgent", "PlayerView",
     "PIMCNetAgent", "PIMCSiftAgent", "PolicyAgent", "RandomAgent", "ShippedPolicyAgent", "sample_hidden",
     "agent_names", "describe_agents", "make_agent", "parse_agent_spec", "register_agent",
 ]

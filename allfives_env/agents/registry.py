@@ -3,43 +3,111 @@
 ``make_agent("pimc", samples=200, seed=0)`` or ``make_agent("pimc:samples=200,rollout=random")``;
 ``agent_names()`` lists what is registered. Unknown names and parameters fail with an error that says
 what is allowed.
+
+An agent is registered by its factory, or by the factory's path, ``"package.module:attribute"``, which
+is imported only when such an agent is built (like Gymnasium's ``entry_point``). The path lets a package
+that sits above this one, or that needs an optional extra (``openspiel-ismcts`` lives in
+:mod:`allfives_env.openspiel.bots` and needs pyspiel), be named here without this layer importing it:
+the registry imports nothing above the agents. ``extra=Extra("openspiel", "pyspiel")`` says which
+extra the agent needs; listing the agents checks for that module without importing it.
 """
 
 from __future__ import annotations
 
 import difflib
+import importlib
+import importlib.util
 import inspect
 import json
 import math
 import os
 import typing
-from typing import Any, Callable, Optional
+from typing import Any, Callable, NamedTuple, Optional, Union
 
 import numpy as np
 
 from ..core.errors import AgentError, short_repr as _short
 from .base import Agent
 
-__all__ = ["AgentError", "register_agent", "agent_names", "describe_agents", "parse_agent_spec", "make_agent",
-           "check_agent_rules"]
+__all__ = ["AgentError", "Extra", "register_agent", "agent_names", "describe_agents", "parse_agent_spec",
+           "make_agent", "check_agent_rules"]
 
 
-_REGISTRY: dict[str, tuple[Callable[..., Agent], str]] = {}
+class Extra(NamedTuple):
+    """An optional extra an agent needs: its name in ``pip install -e ".[name]"`` and the module it installs."""
+
+    name: str
+    module: str
+
+    def installed(self) -> bool:
+        """Whether :attr:`module` can be imported (checked without importing it)."""
+        try:
+            return importlib.util.find_spec(self.module) is not None
+        except (ImportError, ValueError):  # a broken install, or a module entry without a spec
+            return False
+
+    def need(self) -> str:
+        """What a listing says about it: the extra, and how to install it while it is missing."""
+        if self.installed():
+            return f"needs the [{self.name}] extra"
+        return f'needs the [{self.name}] extra, which is not installed: pip install -e ".[{self.name}]"'
 
 
-def register_agent(name: str, factory: Callable[..., Agent], description: str = "") -> None:
-    """Register ``factory`` (usually the agent class) under ``name``."""
-    _REGISTRY[name] = (factory, description)
+class _Entry(NamedTuple):
+    """A registered agent: its factory, or the ``"module:attribute"`` path of one; its description; its extra."""
+
+    factory: Union[Callable[..., Agent], str]
+    description: str
+    extra: Optional[Extra]
+
+
+_REGISTRY: dict[str, _Entry] = {}
+
+
+def register_agent(name: str, factory: Union[Callable[..., Agent], str], description: str = "",
+                   extra: Optional[Extra] = None) -> None:
+    """Register ``factory`` (usually the agent class) under ``name``.
+
+    ``factory`` may be the path ``"package.module:attribute"`` of one instead: the module is imported when
+    an agent of this name is first built, never before, so a package above the agents (or one needing the
+    optional ``extra``) can be registered here without being imported.
+    """
+    if isinstance(factory, str):
+        module, _, attribute = factory.partition(":")
+        if not module or not attribute.isidentifier():
+            raise AgentError(f"agent {name!r}: factory path {factory!r} is not allowed: give 'package.module:attribute'")
+    elif not callable(factory):
+        raise AgentError(f"agent {name!r}: factory {_short(factory)} is not allowed: give a callable or "
+                         "'package.module:attribute'")
+    _REGISTRY[name] = _Entry(factory, description, extra)
 
 
 def agent_names() -> list[str]:
-    """Registered agent names."""
+    """Registered agent names (agents that need a missing extra included: building one says what to install)."""
     return sorted(_REGISTRY)
 
 
 def describe_agents() -> dict[str, str]:
-    """Name -> one-line description of every registered agent."""
-    return {name: desc for name, (_, desc) in sorted(_REGISTRY.items())}
+    """Name -> one-line description of every registered agent; one that needs an optional extra says so,
+    and how to install it where it is missing."""
+    return {name: f"{entry.description}; {entry.extra.need()}" if entry.extra else entry.description
+            for name, entry in sorted(_REGISTRY.items())}
+
+
+def _factory(name: str) -> Callable[..., Agent]:
+    """The factory registered under ``name``, its module imported now where it was registered by path."""
+    factory, _, extra = _REGISTRY[name]
+    if not isinstance(factory, str):
+        return factory
+    module, _, attribute = factory.partition(":")
+    try:
+        found = getattr(importlib.import_module(module), attribute)
+    except ImportError as exc:  # the extra's module is missing (OpenSpielUnavailableError), or a broken install
+        needs = f"the [{extra.name}] extra" if extra else f"module {module!r}"
+        raise AgentError(f"agent {name!r} needs {needs}: {exc}") from None
+    except AttributeError:
+        raise AgentError(f"agent {name!r}: module {module!r} has no {attribute!r} (registered as {factory!r})") from None
+    return found
 
 
 def _split_spec(spec: Any) -> tuple[str, list[tuple[str, str]]]:
@@ -145,7 +213,7 @@ def make_agent(spec: str, seed: Optional[int] = None, **params: Any) -> Agent:
         close = difflib.get_close_matches(name, list(_REGISTRY), n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise AgentError(f"unknown agent {_short(name)}{hint}; registered agents: {agent_names()}")
-    factory, _ = _REGISTRY[name]
+    factory = _factory(name)
     signature = inspect.signature(factory)
     # Agent.__init__ takes **params only to record what subclasses were built with, not as a catch-all
     inherits_base_init = isinstance(factory, type) and factory.__init__ is Agent.__init__

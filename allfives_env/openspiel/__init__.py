@@ -10,7 +10,9 @@ Modules, one job each: :mod:`.params` (parameters, checks, bounds), :mod:`.track
 under explicit chance nodes; serialization), :mod:`.sampler` (guessing a hand's hidden past),
 :mod:`.resample` (``resample_from_infostate``), :mod:`.observer` (tensors and strings), :mod:`.game`
 (the pyspiel classes and the registration), :mod:`.position` (a state for an agent's view),
-:mod:`.bots` (``openspiel-ismcts`` and ``openspiel-mcts``).
+:mod:`.bots` (``openspiel-ismcts`` and ``openspiel-mcts``). The agent registry names the bots by the path
+of :mod:`.bots` and imports it only when one is built, so ``make_agent("openspiel-ismcts")`` works without
+importing this package first, and nothing below this package imports it.
 """
 
 from __future__ import annotations

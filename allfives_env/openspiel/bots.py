@@ -18,6 +18,11 @@ The horizon is the end of the current hand, as for ``pimc``. Both are determinis
 random choice (worlds, rollouts, tie breaks) comes from generators drawn from the agent's own seeded
 generator, which ``reset(seed)`` reseeds. They never see hidden tiles: the view has none to give.
 ``seconds_per_move`` is the mean think time of the decisions searched (forced moves excluded).
+
+The agent registry names the two classes by path (``"allfives_env.openspiel.bots:OpenSpielISMCTSAgent"``,
+see :mod:`allfives_env.agents`) and imports this module only when one is built: ``make_agent`` works
+without importing this package, and the agents below it never import it. A rename here must follow
+there (tests/test_structure.py checks that every registered path names a class that exists).
 """
 
 from __future__ import annotations
