@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
+import numbers
 import os
 import signal
 import threading
@@ -32,10 +34,13 @@ from typing import Any, Optional, Sequence
 
 from .agents.base import Agent, OracleView, PlayerView
 from .agents.registry import AgentError
-from .core.errors import AllFivesError, IllegalActionError, short_repr
+from .core.errors import AllFivesError, EvaluationError, IllegalActionError, MoveTimeLimitError, short_repr
 from .core.game import Game
 from .core.rules import Rules
 
+#: The range of a move time limit, in seconds: below a millisecond the interval timer rounds to "off";
+#: a day is more than any agent should think about one move.
+MIN_MOVE_TIME_LIMIT, MAX_MOVE_TIME_LIMIT = 0.001, 86_400.0
 #: A timed move whose agent swallows the timeout (``except BaseException``) is interrupted again every
 #: ``max(limit, _REPEAT_SECONDS)`` seconds, so it cannot run on unseen, nor be interrupted in a tight loop.
 _REPEAT_SECONDS = 0.05
@@ -90,6 +95,28 @@ class _MoveTimeout(BaseException):
     ``except Exception`` does not swallow it."""
 
 
+def check_move_time_limit(limit: Optional[float]) -> Optional[float]:
+    """A move time limit in seconds as a float (None: no limit), from :data:`MIN_MOVE_TIME_LIMIT` to
+    :data:`MAX_MOVE_TIME_LIMIT`. The limit is kept with ``SIGALRM`` (see
+    :func:`play_game`), so it is refused where there is no ``signal.setitimer``."""
+    if limit is None:
+        return None
+    allowed = (f"give a number of seconds from {MIN_MOVE_TIME_LIMIT:g} to {MAX_MOVE_TIME_LIMIT:g}, or None "
+               f"for no limit")
+    if isinstance(limit, bool) or not isinstance(limit, numbers.Real):
+        raise EvaluationError(f"move_time_limit={short_repr(limit)} is not allowed: {allowed}")
+    try:
+        value = float(limit)
+    except OverflowError:  # an integer too large for a float is simply too large
+        value = math.inf
+    if not MIN_MOVE_TIME_LIMIT <= value <= MAX_MOVE_TIME_LIMIT:
+        raise EvaluationError(f"move_time_limit={short_repr(limit)} is not allowed: {allowed}")
+    if not hasattr(signal, "setitimer"):
+        raise EvaluationError("move_time_limit needs signal.setitimer (POSIX), which this platform lacks: "
+                              "run without a move time limit")
+    return value
+
+
 class _MoveClock:
     """The time limit of every move of one game: installs the ``SIGALRM`` handler on entering, arms the timer
     in :meth:`start` and disarms it in :meth:`stop`; on leaving, the caller's handler and what was left of
@@ -97,8 +124,6 @@ class _MoveClock:
 
     def __init__(self, limit: float) -> None:
         if threading.current_thread() is not threading.main_thread():
-            from .evaluation.errors import EvaluationError  # here: the evaluation package imports this module
-
             raise EvaluationError("a move time limit works in the main thread only (it uses SIGALRM); "
                                   "call from the main thread, or let evaluate() play in worker processes")
         self.limit = limit
@@ -203,8 +228,6 @@ def play_game(
     _check_seats(rules, agents, agent_seeds)
     clock = None
     if move_time_limit is not None:
-        from .evaluation.checks import check_move_time_limit  # here: the evaluation package imports this module
-
         clock = _MoveClock(check_move_time_limit(move_time_limit))  # type: ignore[arg-type]
     limit = None if clock is None else clock.limit
     if game is None:
@@ -243,8 +266,6 @@ def play_game(
                         clock.stop()
             except _MoveTimeout:
                 clock.stop()  # type: ignore[union-attr]
-                from .evaluation.errors import MoveTimeLimitError  # here: the evaluation package imports this module
-
                 raise _failure(MoveTimeLimitError, f"took longer than the move time limit of {limit:g} s", agent, seat,
                                move, limit, seeds_of(seat)) from None
             except AllFivesError:

@@ -175,14 +175,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 
 #: Imports that run up the layers today, importer -> imported, each with the reason it is still here.
 #: Every entry is a defect to remove, not a rule: the test fails once one is gone, so the list shrinks.
-KNOWN_UPWARD_IMPORTS: dict[tuple[str, str], str] = {
-    # match.py plays one game for the evaluation harness (evaluation/runner.py and persistence.py import it)
-    # but raises the harness's errors and checks its move time limit with the harness's checker, imported
-    # inside functions to dodge the cycle. Fix: move match.py into evaluation/, or those errors and the
-    # check below the agents.
-    ("allfives_env.match", "allfives_env.evaluation.errors"): "match raises EvaluationError, MoveTimeLimitError",
-    ("allfives_env.match", "allfives_env.evaluation.checks"): "match checks move_time_limit with the harness's check",
-}
+KNOWN_UPWARD_IMPORTS: dict[tuple[str, str], str] = {}
 
 
 def layer_of(module: str) -> int:

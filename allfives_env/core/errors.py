@@ -76,3 +76,16 @@ class AgentError(AllFivesError, ValueError):
     """An unknown agent name, or parameters the agent does not take. (Defined here, with the other typed
     errors, so that the batch agents raise it without importing the agents package; the registry
     re-exports it.)"""
+
+
+class EvaluationError(AllFivesError, ValueError):
+    """A match-up or tournament that cannot be run as asked, or a file that is not a saved result. (Defined
+    here, like :class:`AgentError`, so that one game's play (``allfives_env.match``) raises it without
+    importing the evaluation package above it; :mod:`allfives_env.evaluation.errors` re-exports it.)"""
+
+
+class MoveTimeLimitError(AgentError):
+    """An agent took longer than the move time limit over one move (or never returned).
+
+    Attributes: ``agent`` (its spec), ``seat``, ``move`` (the game's move number, from 1), ``limit``
+    (seconds) and ``seeds`` (``{"game": ..., "deal": ..., "agent": ...}``: replay the game with them)."""

@@ -2,24 +2,19 @@
 
 from __future__ import annotations
 
-import math
-import numbers
-import signal
 from typing import Any, Mapping, Optional, Sequence, Union
 
 from ..agents import Agent, make_agent
 from ..agents.registry import check_agent_rules
 from ..core.errors import short_repr
 from ..core.rules import Rules
+from ..match import MAX_MOVE_TIME_LIMIT, MIN_MOVE_TIME_LIMIT, check_move_time_limit  # noqa: F401 - re-exported
 from .errors import EvaluationError
 
 #: The most games one run plays (``games``, ``games_per_pair``): every game's record is kept in memory.
 MAX_GAMES = 10_000_000
 #: The most bootstrap resamples of a tournament's rating intervals (they are held in memory at once).
 MAX_BOOTSTRAP = 100_000
-#: The range of a move time limit, in seconds: below a millisecond the interval timer rounds to "off";
-#: a day is more than any agent should think about one move.
-MIN_MOVE_TIME_LIMIT, MAX_MOVE_TIME_LIMIT = 0.001, 86_400.0
 
 RulesLike = Union[Rules, Mapping[str, Any], None]
 AgentLike = Union[str, Agent]
@@ -47,28 +42,6 @@ def check_run_args(processes: int, count: int, what: str) -> None:
         raise EvaluationError(f"processes={short_repr(processes)} must be a positive integer")
     if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_GAMES:
         raise EvaluationError(f"{what}={short_repr(count)} is not allowed: give an integer from 1 to {MAX_GAMES}")
-
-
-def check_move_time_limit(limit: Optional[float]) -> Optional[float]:
-    """A move time limit in seconds as a float (None: no limit), from :data:`MIN_MOVE_TIME_LIMIT` to
-    :data:`MAX_MOVE_TIME_LIMIT`. The limit is kept with ``SIGALRM`` (see
-    :func:`allfives_env.match.play_game`), so it is refused where there is no ``signal.setitimer``."""
-    if limit is None:
-        return None
-    allowed = (f"give a number of seconds from {MIN_MOVE_TIME_LIMIT:g} to {MAX_MOVE_TIME_LIMIT:g}, or None "
-               f"for no limit")
-    if isinstance(limit, bool) or not isinstance(limit, numbers.Real):
-        raise EvaluationError(f"move_time_limit={short_repr(limit)} is not allowed: {allowed}")
-    try:
-        value = float(limit)
-    except OverflowError:  # an integer too large for a float is simply too large
-        value = math.inf
-    if not MIN_MOVE_TIME_LIMIT <= value <= MAX_MOVE_TIME_LIMIT:
-        raise EvaluationError(f"move_time_limit={short_repr(limit)} is not allowed: {allowed}")
-    if not hasattr(signal, "setitimer"):
-        raise EvaluationError("move_time_limit needs signal.setitimer (POSIX), which this platform lacks: "
-                              "run without a move time limit")
-    return value
 
 
 def check_bootstrap(bootstrap: int) -> int:

@@ -5,25 +5,17 @@ The two others stop a run that was under way: :class:`MoveTimeLimitError`, an ag
 the run's move time limit (an :class:`~allfives_env.core.errors.AgentError`, like an agent's own
 exception), and :class:`WorkerDiedError`, a worker process that ended abruptly. Both carry what they
 name as attributes too, which survive pickling (an exception pickles its ``__dict__``), so an error
-raised in a worker process arrives whole.
+raised in a worker process arrives whole. The first two are defined with the package's other errors in
+:mod:`allfives_env.core.errors` (one game's play raises them below this package) and re-exported here.
 """
 
 from __future__ import annotations
 
 from typing import Any, Optional
 
-from ..core.errors import AgentError, AllFivesError
+from ..core.errors import AllFivesError, EvaluationError, MoveTimeLimitError
 
-
-class EvaluationError(AllFivesError, ValueError):
-    """A match-up or tournament that cannot be run as asked, or a file that is not a saved result."""
-
-
-class MoveTimeLimitError(AgentError):
-    """An agent took longer than the move time limit over one move (or never returned).
-
-    Attributes: ``agent`` (its spec), ``seat``, ``move`` (the game's move number, from 1), ``limit``
-    (seconds) and ``seeds`` (``{"game": ..., "deal": ..., "agent": ...}``: replay the game with them)."""
+__all__ = ["EvaluationError", "MoveTimeLimitError", "WorkerDiedError"]
 
 
 class WorkerDiedError(AllFivesError, RuntimeError):
