@@ -3,6 +3,8 @@
 Two implementations of the rules (the Python core and the compiled batch engine) are only known to agree
 where they have been compared; sampling every option of RULES.md §8 at random, with small targets and a
 hand cap so that games stay short, is how the tests and ``benchmarks/batch_exactness.py`` compare them.
+What is drawn, and in which order, is the ``sample`` column of the option table
+(:data:`allfives_env.core.options.OPTIONS`): a new option is drawn the day it is added.
 """
 
 from __future__ import annotations
@@ -12,30 +14,38 @@ from typing import Any, Sequence
 import numpy as np
 
 from .core.errors import RulesError
-from .core.rules import CHOICES, Rules
+from .core.options import OPTION, OPTIONS, Draw
+from .core.rules import Rules
 
-_SWITCHES = ("must_lead_it", "may_draw_when_able", "spinner_sides_first", "lead_scores", "allow_negative", "exact_target")
+#: The options in the order they are drawn (by ``Draw.order``, table order within one): the order fixes
+#: which rules a seed draws, which tests and benchmarks rely on.
+_DRAW_ORDER = tuple(sorted(OPTIONS, key=lambda o: o.sample.order))
 
 
-def random_rules(rng: np.random.Generator, max_pips: Sequence[int] = (6, 6, 6, 9, 12)) -> Rules:
-    """A random valid :class:`Rules`: every choice and switch drawn at random, 2-4 players, the set from
-    ``max_pips``, deal presets, reserves, draw caps, score units, first-score gates, targets of 30-150
-    points and a cap of 3-50 hands (combinations the rules refuse are drawn again)."""
+def _draw(rng: np.random.Generator, draw: Draw, values: Sequence[Any], drawn: dict[str, Any]) -> tuple[bool, Any]:
+    """(drawn?, value) for one option under ``draw``, given the options drawn before it."""
+    if draw.when is not None and drawn.get(draw.when[0]) != draw.when[1]:
+        return False, None
+    if draw.chance is not None:
+        return (True, values[0]) if rng.random() < draw.chance else (False, None)
+    value = values[int(rng.integers(len(values)))]
+    if draw.divide_by is not None:
+        value //= drawn[draw.divide_by]
+    return True, value
+
+
+def random_rules(rng: np.random.Generator, max_pips: Sequence[int] = OPTION["max_pip"].sample.values) -> Rules:
+    """A random valid :class:`Rules`: every option of the table drawn from its ``sample`` values (every
+    choice and switch, 2-4 players, deal presets, reserves, draw caps, score units, first-score gates,
+    targets of 30-150 points and a cap of 3-50 hands), the set from ``max_pips``; combinations the rules
+    refuse are drawn again."""
     while True:
-        options: dict[str, Any] = {name: str(rng.choice(allowed)) for name, allowed in CHOICES.items()}
-        options.update({name: bool(rng.integers(2)) for name in _SWITCHES})
-        options["num_players"] = int(rng.integers(2, 5))
-        options["max_pip"] = int(rng.choice(list(max_pips)))
-        presets = [None, "five_always", "seven_five"]
-        options["hand_size"] = presets[int(rng.integers(3))] if options["max_pip"] == 6 else None
-        options["score_unit"] = int(rng.choice([1, 1, 5]))
-        options["max_draws_per_turn"] = [None, 1, 2][int(rng.integers(3))]
-        options["boneyard_reserve"] = int(rng.choice([0, 0, 1, 2]))
-        options["min_first_score"] = int(rng.choice([0, 0, 10]))
-        options["target"] = int(rng.choice([30, 60, 100, 150])) // options["score_unit"]
-        options["max_hands"] = [3, 20, 50][int(rng.integers(3))]
-        if rng.random() < 0.25:
-            options["partnership"] = False
+        options: dict[str, Any] = {}
+        for option in _DRAW_ORDER:
+            values = tuple(max_pips) if option.name == "max_pip" else option.sample.values
+            drawn, value = _draw(rng, option.sample, values, options)
+            if drawn:
+                options[option.name] = value
         try:
             return Rules.from_options(options)
         except RulesError:

@@ -17,7 +17,7 @@ from allfives_env.core.errors import (
     AllFivesError, BatchError, BatchIndexError, GameOverError, IllegalActionError, ReplayError, RulesError, SeedError,
 )
 from allfives_env.core.replay import load_replay
-from allfives_env.core.rules import _BOOL_OPTIONS, CHOICES
+from allfives_env.core.options import OPTIONS
 from allfives_env.encoding import ObservationEncoder
 from helpers import same_state, wide_random_rules
 
@@ -48,24 +48,25 @@ def test_random_games_verify_through_the_core_over_many_rule_sets() -> None:
         verify_all(batch)
 
 
-OPTION_VARIANTS = [{name: value} for name, allowed in CHOICES.items() for value in allowed] + [
-    {name: value} for name in _BOOL_OPTIONS for value in (False, True)
-] + [
-    {"num_players": 3}, {"num_players": 4}, {"num_players": 4, "partnership": False}, {"max_pip": 9},
-    {"hand_size": "five_always"}, {"hand_size": "seven_five"}, {"boneyard_reserve": 2}, {"max_draws_per_turn": 1},
-    {"score_unit": 5}, {"min_first_score": 10}, {"score_unit": 5, "target": 61, "exact_target": True},
+#: Every option at every value of its domain (integers at their bounds), from the option table, then
+#: combinations where options act together.
+OPTION_VARIANTS = [case for o in OPTIONS for case in o.cases(Rules())] + [
+    {"score_unit": 5, "target": 61, "exact_target": True},
     {"num_players": 3, "hand_end": "winner_takes", "blocked_award": "difference", "bonus_round": "round_each"},
     {"first_leader": "highest_double", "no_double_fallback": "draw_until_double", "hand_size": "five_always"},
     {"first_leader": "highest_double", "no_double_fallback": "redeal", "must_lead_it": False},
     {"num_players": 4, "after_block": "lowest_pips", "boneyard_reserve": 2},
+    {"may_draw_when_able": True, "max_draws_per_turn": 1, "boneyard_reserve": 2},
     {"target": 10000, "max_hands": 4}, {"max_hands": None, "target": 100},
 ]
 
 
 @pytest.mark.parametrize("options", OPTION_VARIANTS, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()))
 def test_every_rules_option_is_supported_and_verified(options: dict) -> None:
-    rules = Rules.from_options({"target": 100, **options} if "target" not in options and "score_unit" not in options
-                               else options)
+    """Played by the batch engine and verified through the core's ``load_replay``: a game to a target of
+    100 points (in the case's unit) or 30 hands unless the case sets them."""
+    base = {"target": 100 // options.get("score_unit", 1), "max_hands": 30}
+    rules = Rules.from_options({**base, **options})
     batch = BatchGame(rules, 4, seed=len(str(options)))
     play_out(batch)
     verify_all(batch)

@@ -10,10 +10,12 @@ a move, so a "fork" is one ``record.copy()``.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple, Optional
 
 import numpy as np
 
+from ..core.errors import BatchError
+from ..core.options import OPTIONS
 from ..core.rules import Rules
 from ..core.tiles import tile_set
 
@@ -38,7 +40,7 @@ DOUBLE_ID_AT = IS_DOUBLE_AT + _MAX_T
 WITH_VALUE_AT = DOUBLE_ID_AT + _MAX_V
 RULES_LEN = WITH_VALUE_AT + _MAX_V * _MAX_V
 
-# choices, in the order of Rules' CHOICES tuples
+# choices, in the order of the kernels' tuples in ENCODERS below
 FIRST_RANDOM, FIRST_HIGHEST_DOUBLE = 0, 1
 FALLBACK_HEAVIEST, FALLBACK_REDEAL, FALLBACK_DRAW = 0, 1, 2
 AFTER_RANDOM, AFTER_LOWEST, AFTER_ROTATE = 0, 1, 2
@@ -98,40 +100,80 @@ def tables_for(max_pip: int) -> Tables:
                   as_array(tiles.double_id), with_value)
 
 
-def rules_vector(rules: Rules, stop_after_hand: bool = False) -> np.ndarray:
-    """Every option of ``rules`` as one integer, at the indices named above."""
-    from ..core.rules import CHOICES
+class Encoding(NamedTuple):
+    """How one rules option reaches the kernels: ``R[slot]`` holds the index of its value in ``choices``
+    (the kernels' order; a 0/1 flag for two), or with ``choices`` empty the integer itself (``none`` for
+    None), restricted to ``plays`` when given. A value the kernels do not play is refused with a
+    :class:`BatchError`, never played as another. ``slot`` None: the kernels play one value only."""
 
+    slot: Optional[int]
+    choices: tuple[Any, ...] = ()
+    plays: tuple[int, ...] = ()
+    none: int = -1
+
+    def write(self, r: np.ndarray, name: str, value: Any) -> None:
+        """Encode ``value`` of option ``name`` into the rules vector ``r``."""
+        known = self.choices or self.plays
+        if known and value not in known:
+            raise BatchError(f"rules option {name}={value!r} is not played by the batch engine (it plays "
+                             f"{list(known)}); play these rules with the core (allfives_env.core.Game) or the "
+                             "environments")
+        if self.slot is not None:
+            r[self.slot] = self.choices.index(value) if self.choices else self.none if value is None else value
+
+
+_SWITCH = (False, True)
+#: How each rules option reaches the kernels: one encoding per option of the table
+#: (:data:`~allfives_env.core.options.OPTIONS`), no more, no fewer; :func:`rules_vector` refuses every rules
+#: object while an option has none.
+ENCODERS: dict[str, Encoding] = {
+    "num_players": Encoding(NUM_PLAYERS, plays=(2, 3, 4)),
+    "partnership": Encoding(PARTNERSHIP, _SWITCH),
+    "hand_size": Encoding(HAND_SIZE),
+    "max_pip": Encoding(MAX_PIP, plays=(6, 9, 12)),
+    "boneyard_reserve": Encoding(RESERVE),
+    "first_leader": Encoding(FIRST_LEADER, ("random", "highest_double")),
+    "no_double_fallback": Encoding(FALLBACK, ("heaviest_tile", "redeal", "draw_until_double")),
+    "must_lead_it": Encoding(MUST_LEAD, _SWITCH),
+    "after_block": Encoding(AFTER_BLOCK, ("random", "lowest_pips", "rotate")),
+    "may_draw_when_able": Encoding(MAY_DRAW, _SWITCH),
+    "max_draws_per_turn": Encoding(MAX_DRAWS),
+    "spinner": Encoding(None, ("first_double",)),
+    "spinner_sides_first": Encoding(SIDES_FIRST, _SWITCH),
+    "spinner_count": Encoding(SNIFF, ("allfives", "sniff")),
+    "lead_scores": Encoding(LEAD_SCORES, _SWITCH),
+    "score_unit": Encoding(SCORE_UNIT, plays=(1, 5)),
+    "min_first_score": Encoding(MIN_FIRST),
+    "hand_end": Encoding(WINNER_TAKES, ("deduct_own", "winner_takes")),
+    "rounding": Encoding(ROUNDING, ("nearest", "down", "none")),
+    "bonus_round": Encoding(ROUND_EACH, ("sum_then_round", "round_each")),
+    "blocked_award": Encoding(DIFFERENCE, ("opponents_total", "difference")),
+    "allow_negative": Encoding(ALLOW_NEGATIVE, _SWITCH),
+    "target": Encoding(TARGET),
+    "win_check": Encoding(IMMEDIATE, ("end_of_hand", "immediate")),
+    "exact_target": Encoding(EXACT_TARGET, _SWITCH),
+    "max_hands": Encoding(MAX_HANDS),
+}
+
+
+def rules_vector(rules: Rules, stop_after_hand: bool = False) -> np.ndarray:
+    """Every option of ``rules`` as one integer, at the indices named above, by :data:`ENCODERS`.
+
+    Raises :class:`BatchError` when an option of the table has no encoder (the kernels would play the
+    rules without it) or a value is one the kernels do not play."""
+    unencoded = [o.name for o in OPTIONS if o.name not in ENCODERS]
+    if unencoded or len(ENCODERS) != len(OPTIONS):
+        unknown = sorted(set(ENCODERS) - {o.name for o in OPTIONS})
+        raise BatchError(f"the batch engine has no encoding for rules option(s) {unencoded}"
+                         f"{f' and encodes unknown option(s) {unknown}' if unknown else ''}: it cannot play these "
+                         "rules; give the option its Encoding in allfives_env/batch/layout.py ENCODERS and its rule "
+                         "in the kernels, or play these rules with the core (allfives_env.core.Game)")
     r = np.zeros(RULES_LEN, dtype=np.int64)
     tiles = tile_set(rules.max_pip)
-    choice = lambda name: CHOICES[name].index(getattr(rules, name))  # noqa: E731
-    r[NUM_PLAYERS] = rules.num_players
-    r[PARTNERSHIP] = rules.partnership
-    r[HAND_SIZE] = rules.hand_size
-    r[MAX_PIP] = rules.max_pip
+    for name, encoding in ENCODERS.items():
+        encoding.write(r, name, getattr(rules, name))
     r[TILE_COUNT] = tiles.size
     r[NUM_VALUES] = tiles.num_values
-    r[RESERVE] = rules.boneyard_reserve
-    r[FIRST_LEADER] = choice("first_leader")
-    r[FALLBACK] = choice("no_double_fallback")
-    r[MUST_LEAD] = rules.must_lead_it
-    r[AFTER_BLOCK] = choice("after_block")
-    r[MAY_DRAW] = rules.may_draw_when_able
-    r[MAX_DRAWS] = -1 if rules.max_draws_per_turn is None else rules.max_draws_per_turn
-    r[SIDES_FIRST] = rules.spinner_sides_first
-    r[SNIFF] = rules.spinner_count == "sniff"
-    r[LEAD_SCORES] = rules.lead_scores
-    r[SCORE_UNIT] = rules.score_unit
-    r[MIN_FIRST] = rules.min_first_score
-    r[WINNER_TAKES] = rules.hand_end == "winner_takes"
-    r[ROUNDING] = choice("rounding")
-    r[ROUND_EACH] = rules.bonus_round == "round_each"
-    r[DIFFERENCE] = rules.blocked_award == "difference"
-    r[ALLOW_NEGATIVE] = rules.allow_negative
-    r[TARGET] = rules.target
-    r[IMMEDIATE] = rules.win_check == "immediate"
-    r[EXACT_TARGET] = rules.exact_target
-    r[MAX_HANDS] = -1 if rules.max_hands is None else rules.max_hands
     r[NUM_SIDES] = rules.num_sides
     r[DRAW_ACTION] = tiles.size * 4 if rules.may_draw_when_able else -1
     r[STOP_AFTER_HAND] = stop_after_hand

@@ -12,46 +12,20 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import asdict, dataclass, fields
-from typing import Any, Mapping, Optional, Union
+from typing import Any, Mapping, Optional
 
 import numpy as np
 
 from .errors import RulesError, short_repr
+from .options import (  # noqa: F401  (CHOICES, the presets, MAX_TARGET and max_count: re-exported)
+    BIG_SET_HAND_SIZE, CHOICES, HAND_SIZE_PRESETS, MAX_TARGET, OPTION, OPTIONS, SET_NAMES, SWITCHES, max_count,
+)
+from .tiles import SUPPORTED_MAX_PIPS, tile_set  # noqa: F401  (SUPPORTED_MAX_PIPS: re-exported)
 from .values import is_integer as _is_int
 
 _short = short_repr
-from .tiles import SUPPORTED_MAX_PIPS, tile_set
-
-#: Deal sizes by player count for the double-six set (RULES.md §2): the seed default and its variants.
-HAND_SIZE_PRESETS: dict[str, dict[int, int]] = {
-    "default": {2: 9, 3: 7, 4: 5},
-    "five_always": {2: 5, 3: 5, 4: 5},
-    "seven_five": {2: 7, 3: 5, 4: 5},
-}
-#: Default deal sizes for the bigger sets (ours: RULES.md §8 gives no source; see the README).
-BIG_SET_HAND_SIZE = {9: 7, 12: 9}
-
-CHOICES: dict[str, tuple[str, ...]] = {
-    "first_leader": ("random", "highest_double"),
-    "no_double_fallback": ("heaviest_tile", "redeal", "draw_until_double"),
-    "after_block": ("random", "lowest_pips", "rotate"),
-    "spinner": ("first_double",),
-    "spinner_count": ("allfives", "sniff"),
-    "hand_end": ("deduct_own", "winner_takes"),
-    "rounding": ("nearest", "down", "none"),
-    "bonus_round": ("sum_then_round", "round_each"),
-    "blocked_award": ("opponents_total", "difference"),
-    "win_check": ("immediate", "end_of_hand"),
-}
-_BOOL_OPTIONS = (
-    "must_lead_it", "may_draw_when_able", "spinner_sides_first", "lead_scores", "allow_negative", "exact_target",
-)
-_SET_NAMES = {6: "double-six", 9: "double-nine", 12: "double-twelve"}
-
-
-#: The highest target accepted (in points): a game far past any table's target could run for so many
-#: hands that its event log would not fit in memory, and with ``max_hands=None`` nothing else ends it.
-MAX_TARGET = 10_000
+#: The true/false options, from the option table (kept under this name for the tests that read it).
+_BOOL_OPTIONS = SWITCHES
 
 
 def _plain(value: Any) -> Any:
@@ -66,15 +40,19 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def max_count(max_pip: int) -> int:
-    """The largest count the layout of the double-``max_pip`` set can show: four arms each ending in a
-    different double, none of them the spinner's (36 for double-six; 2 x (m + m-1 + m-2 + m-3))."""
-    return 2 * (4 * max_pip - 6)
+def _option_fields(cls: type) -> type:
+    """``cls`` as a frozen dataclass whose fields are the rows of :data:`.options.OPTIONS`, in order: the
+    option table is the one list of options, and ``Rules`` cannot have a field the table lacks."""
+    cls.__annotations__ = {o.name: o.annotation for o in OPTIONS}
+    for o in OPTIONS:
+        setattr(cls, o.name, o.default)
+    return dataclass(frozen=True)(cls)
 
 
-@dataclass(frozen=True)
+@_option_fields
 class Rules:
-    """All options of RULES.md §8. Defaults are the seed rules; "auto" values resolve by player count.
+    """All options of RULES.md §8: one field per row of the option table (:data:`.options.OPTIONS`), with
+    its default and its checks. Defaults are the seed rules; "auto" values resolve by player count.
 
     ``partnership`` None means "auto" (on for 4 players). ``hand_size`` None means the default by player
     count (9/7/5 for double-six); it also takes ``"five_always"``, ``"seven_five"`` or an integer.
@@ -82,33 +60,6 @@ class Rules:
     ``max_hands`` is not a rule but an RL safety cap: after that many hands the game ends as truncated,
     the higher score winning (or a draw). ``None`` disables it.
     """
-
-    num_players: int = 2
-    partnership: Optional[bool] = None
-    hand_size: Union[int, str, None] = None
-    max_pip: int = 6
-    boneyard_reserve: int = 0
-    first_leader: str = "random"
-    no_double_fallback: str = "heaviest_tile"
-    must_lead_it: bool = True
-    after_block: str = "random"
-    may_draw_when_able: bool = False
-    max_draws_per_turn: Optional[int] = None
-    spinner: str = "first_double"
-    spinner_sides_first: bool = True
-    spinner_count: str = "allfives"
-    lead_scores: bool = True
-    score_unit: int = 1
-    min_first_score: int = 0
-    hand_end: str = "deduct_own"
-    rounding: str = "nearest"
-    bonus_round: str = "sum_then_round"
-    blocked_award: str = "opponents_total"
-    allow_negative: bool = True
-    target: Optional[int] = None
-    win_check: str = "immediate"
-    exact_target: bool = False
-    max_hands: Optional[int] = 200
 
     # ------------------------------------------------------------------ construction
     def __post_init__(self) -> None:
@@ -118,37 +69,32 @@ class Rules:
         self._resolve_scoring()
 
     def _check_choices(self) -> None:
-        """Python values for numpy ones; the player count, the set, every choice and switch."""
+        """Python values for numpy ones; then every choice and switch of the option table (the player count,
+        the set and the score unit are choices of integers)."""
         for f in fields(self):
             value = getattr(self, f.name)
             plain = _plain(value)
             if plain is not value:
                 object.__setattr__(self, f.name, plain)
-        n = self.num_players
-        if not _is_int(n) or not 2 <= n <= 4:
-            raise RulesError(f"num_players={short_repr(n)} is not allowed: All Fives is played by 2, 3 or 4 players")
-        if self.max_pip not in SUPPORTED_MAX_PIPS or not _is_int(self.max_pip):
-            raise RulesError(f"max_pip={short_repr(self.max_pip)} is not allowed: choose one of {SUPPORTED_MAX_PIPS}")
-        for name, allowed in CHOICES.items():
-            value = getattr(self, name)
-            if value not in allowed:
-                extra = ""
-                if name == "spinner":
-                    extra = " ('none' and 'all_doubles' are family variants outside v1, RULES.md §4)"
-                raise RulesError(f"{name}={short_repr(value)} is not allowed: choose one of {list(allowed)}{extra}")
-        for name in _BOOL_OPTIONS:
-            value = getattr(self, name)
-            if not isinstance(value, bool):
-                raise RulesError(f"{name}={short_repr(value)} is not allowed: it must be true or false")
+        for o in OPTIONS:
+            if o.none_means or o.kind == "count":
+                continue  # "auto" values and counts depend on other options: resolved below
+            value = getattr(self, o.name)
+            if o.kind == "switch":
+                ok = isinstance(value, bool)
+            else:
+                ok = value in o.choices and (isinstance(o.choices[0], str) or _is_int(value))
+            if not ok:
+                raise RulesError(f"{o.name}={short_repr(value)} is not allowed: {o.allowed}")
 
     def _resolve_partnership(self) -> None:
         """``partnership``: "auto"/None means on for 4 players; only 4 players can play it."""
         n = self.num_players
         partnership = self.partnership
         if partnership is None or partnership == "auto":
-            partnership = n == 4
+            partnership = OPTION["partnership"].auto(self)  # type: ignore[misc]
         if not isinstance(partnership, bool):
-            raise RulesError(f"partnership={short_repr(self.partnership)} is not allowed: give true, false or 'auto'")
+            raise RulesError(f"partnership={short_repr(self.partnership)} is not allowed: {OPTION['partnership'].allowed}")
         if partnership and n != 4:
             raise RulesError(
                 f"partnership=True needs 4 players (seats 0+2 vs 1+3), got num_players={n}; "
@@ -160,10 +106,10 @@ class Rules:
         """``hand_size`` by name or number, checked against the set; the reserve and the draw cap."""
         n = self.num_players
         tiles = tile_set(self.max_pip).size
-        set_name = _SET_NAMES[self.max_pip]
+        set_name = SET_NAMES[self.max_pip]
         hand_size = self.hand_size
         if hand_size is None or hand_size == "default":
-            hand_size = HAND_SIZE_PRESETS["default"][n] if self.max_pip == 6 else BIG_SET_HAND_SIZE[self.max_pip]
+            hand_size = OPTION["hand_size"].auto(self)  # type: ignore[misc]
         elif isinstance(hand_size, str):
             if hand_size not in HAND_SIZE_PRESETS:
                 raise RulesError(
@@ -171,13 +117,13 @@ class Rules:
                     f"{list(HAND_SIZE_PRESETS)}"
                 )
             hand_size = HAND_SIZE_PRESETS[hand_size][n]
-        if not _is_int(hand_size) or hand_size < 1:
+        if not _is_int(hand_size) or hand_size < OPTION["hand_size"].low:
             raise RulesError(
                 f"hand_size={short_repr(self.hand_size)} is not allowed: give a positive integer or one of "
                 f"{list(HAND_SIZE_PRESETS)}"
             )
         hand_size = int(hand_size)
-        if n * hand_size > tiles:
+        if hand_size > OPTION["hand_size"].high(self):  # type: ignore[misc]
             raise RulesError(
                 f"hand_size={_short(hand_size)} is too large: {n} players x {_short(hand_size)} tiles needs "
                 f"{_short(n * hand_size)} tiles; "
@@ -186,39 +132,37 @@ class Rules:
         object.__setattr__(self, "hand_size", hand_size)
 
         reserve = self.boneyard_reserve
-        undealt = tiles - n * hand_size
-        if not _is_int(reserve) or not 0 <= reserve <= undealt:
+        undealt = OPTION["boneyard_reserve"].high(self)  # type: ignore[misc]
+        if not _is_int(reserve) or not OPTION["boneyard_reserve"].low <= reserve <= undealt:
             raise RulesError(
                 f"boneyard_reserve={short_repr(reserve)} is not allowed: it must be an integer from 0 to {undealt} "
                 f"(the boneyard holds {undealt} tiles with {n} players x {hand_size})"
             )
-        if self.max_draws_per_turn is not None and (not _is_int(self.max_draws_per_turn) or self.max_draws_per_turn < 1):
+        if self.max_draws_per_turn is not None and (
+                not _is_int(self.max_draws_per_turn) or self.max_draws_per_turn < OPTION["max_draws_per_turn"].low):
             raise RulesError(
                 f"max_draws_per_turn={short_repr(self.max_draws_per_turn)} is not allowed: give a positive integer or null (unlimited)"
             )
 
     def _resolve_scoring(self) -> None:
-        """The score unit, the first-score gate, the target (reachable, and not beyond any game that
-        could end) and the hand cap."""
-        n = self.num_players
-        if self.score_unit not in (1, 5) or not _is_int(self.score_unit):
-            raise RulesError(f"score_unit={short_repr(self.score_unit)} is not allowed: choose 1 (points = count) or 5 (points = count / 5)")
+        """The score unit against the rounding, the first-score gate, the target (reachable, and not beyond
+        any game that could end) and the hand cap."""
         if self.score_unit == 5 and self.rounding == "none":
             raise RulesError(
                 "rounding='none' cannot be combined with score_unit=5: hand pips that are not a multiple of 5 "
                 "have no value in units of 5; use rounding='nearest' or 'down'"
             )
-        top_count = 5 * (max_count(self.max_pip) // 5)
-        if not _is_int(self.min_first_score) or not 0 <= self.min_first_score <= top_count:
+        top_count = OPTION["min_first_score"].high(self)  # type: ignore[misc]
+        if not _is_int(self.min_first_score) or not OPTION["min_first_score"].low <= self.min_first_score <= top_count:
             raise RulesError(
                 f"min_first_score={_short(self.min_first_score)} is not allowed: give a count from 0 (off) to "
-                f"{top_count}, the highest scoring count of the {_SET_NAMES[self.max_pip]} set, e.g. 10"
+                f"{top_count}, the highest scoring count of the {SET_NAMES[self.max_pip]} set, e.g. 10"
             )
         target = self.target
         if target is None or target == "auto":
-            target = (250 if n == 2 else 200) // self.score_unit
-        top_target = MAX_TARGET // self.score_unit
-        if not _is_int(target) or not 1 <= target <= top_target:
+            target = OPTION["target"].auto(self)  # type: ignore[misc]
+        top_target = OPTION["target"].high(self)  # type: ignore[misc]
+        if not _is_int(target) or not OPTION["target"].low <= target <= top_target:
             raise RulesError(
                 f"target={_short(self.target)} is not allowed: give a positive integer up to {top_target} "
                 f"(or null for the default)"
@@ -230,7 +174,7 @@ class Rules:
                 f"rounding={self.rounding!r} every score moves in steps of {self.score_step}; give a target "
                 f"that is a multiple of {self.score_step}, or use score_unit=5 (e.g. target 61)"
             )
-        if self.max_hands is not None and (not _is_int(self.max_hands) or self.max_hands < 1):
+        if self.max_hands is not None and (not _is_int(self.max_hands) or self.max_hands < OPTION["max_hands"].low):
             raise RulesError(f"max_hands={short_repr(self.max_hands)} is not allowed: give a positive integer or null (no cap)")
 
     @classmethod

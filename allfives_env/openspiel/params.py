@@ -35,36 +35,15 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
 from ..core.errors import RulesError, short_repr
-from ..core.rules import Rules, max_count
+from ..core.options import OPTIONS, Option, Param, top_scoring_count
+from ..core.rules import Rules
 from ..core.tiles import tile_set
 
-#: Every parameter with its default (OpenSpiel's parameter_specification).
+#: Every parameter with its default (OpenSpiel's parameter_specification): the rules options' parameters,
+#: from the option table (:data:`~allfives_env.core.options.OPTIONS`), then the episode's.
 DEFAULTS: dict[str, Any] = {
-    "players": 2,
-    "partnership": "auto",
-    "hand_size": 0,
-    "max_pip": 6,
-    "target": 0,
-    "hand_end": "deduct_own",
-    "spinner_count": "allfives",
-    "boneyard_reserve": 0,
-    "first_leader": "random",
-    "no_double_fallback": "heaviest_tile",
-    "must_lead_it": True,
-    "after_block": "random",
-    "may_draw_when_able": False,
-    "max_draws_per_turn": 0,
-    "spinner_sides_first": True,
-    "lead_scores": True,
-    "score_unit": 1,
-    "min_first_score": 0,
-    "rounding": "nearest",
-    "bonus_round": "sum_then_round",
-    "blocked_award": "opponents_total",
-    "allow_negative": True,
-    "win_check": "immediate",
-    "exact_target": False,
-    "max_hands": 200,
+    **{o.openspiel.name: o.default if o.openspiel.default is None else o.openspiel.default
+       for o in OPTIONS if o.openspiel is not None},
     "episode": "game",
     "returns": "win",
     "point_scale": 1.0,
@@ -77,13 +56,6 @@ RETURNS = ("win", "points")
 #: The largest value of OpenSpiel's C++ ``int``: integer parameters, ``MaxGameLength``,
 #: ``MaxChanceNodesInHistory`` and their sum ``MaxHistoryLength`` are all of that type.
 INT_MAX = 2**31 - 1
-#: Rules options taken over unchanged (the parameter has the option's name and type).
-_PLAIN_OPTIONS = (
-    "max_pip", "hand_end", "spinner_count", "boneyard_reserve", "first_leader", "no_double_fallback", "must_lead_it",
-    "after_block", "may_draw_when_able", "spinner_sides_first", "lead_scores", "score_unit", "min_first_score",
-    "rounding", "bonus_round", "blocked_award", "allow_negative", "win_check", "exact_target",
-)
-
 
 @dataclass(frozen=True)
 class GameConfig:
@@ -144,6 +116,46 @@ def _int_list(name: str, text: str, length: int) -> Optional[tuple[int, ...]]:
     return values
 
 
+def _option_value(param: Param, value: Any) -> Any:
+    """The rules option a parameter value (type-checked) stands for, by the parameter's spelling."""
+    if param.spelling == "auto_on_off":
+        spelled = value.lower()
+        if spelled not in ("auto", "on", "off"):
+            raise RulesError(f"parameter {param.name}={value!r} is not allowed: choose 'auto', 'on' (teams "
+                             "0+2 vs 1+3, 4 players) or 'off'")
+        return None if spelled == "auto" else spelled == "on"
+    if param.spelling == "zero_is_none":
+        if value < 0:
+            raise RulesError(f"parameter {param.name}={value} is not allowed: give a positive integer, or 0 for "
+                             f"{param.zero_means}")
+        return value or None
+    if param.spelling == "positive" and value < 1:
+        raise RulesError(f"parameter {param.name}={value} is not allowed: give a positive integer "
+                         "(OpenSpiel needs a finite game)")
+    return value
+
+
+def param_value(option: Option, value: Any) -> Any:
+    """The ``python_allfives`` parameter value that stands for ``value`` of a rules option with a parameter
+    (the inverse of :func:`_option_value`; ``None`` is ``"auto"`` or 0, and a ``max_hands`` of None, which
+    OpenSpiel cannot take, the parameter's default)."""
+    param = option.openspiel
+    if param is None:
+        raise RulesError(f"rules option {option.name} has no python_allfives parameter (it has one value)")
+    if param.spelling == "auto_on_off":
+        return "auto" if value is None else "on" if value else "off"
+    if param.spelling == "zero_is_none":
+        return int(value or 0)
+    if param.spelling == "positive" and value is None:
+        return DEFAULTS[param.name]
+    return value
+
+
+def rules_params(rules: Rules) -> dict[str, Any]:
+    """The ``python_allfives`` parameters of a rules object (the inverse of :func:`make_config`)."""
+    return {o.openspiel.name: param_value(o, getattr(rules, o.name)) for o in OPTIONS if o.openspiel is not None}
+
+
 def make_config(params: Optional[Mapping[str, Any]] = None) -> GameConfig:
     """Check OpenSpiel parameters and turn them into a :class:`GameConfig`.
 
@@ -160,22 +172,7 @@ def make_config(params: Optional[Mapping[str, Any]] = None) -> GameConfig:
     players = merged["players"]
     if not 2 <= players <= 4:
         raise RulesError(f"parameter players={players} is not allowed: All Fives is played by 2, 3 or 4 players")
-    partnership = merged["partnership"].lower()
-    if partnership not in ("auto", "on", "off"):
-        raise RulesError(f"parameter partnership={merged['partnership']!r} is not allowed: choose 'auto', 'on' (teams "
-                         "0+2 vs 1+3, 4 players) or 'off'")
-    options: dict[str, Any] = {name: merged[name] for name in _PLAIN_OPTIONS}
-    options["num_players"] = players
-    options["partnership"] = None if partnership == "auto" else partnership == "on"
-    for name in ("hand_size", "target", "max_draws_per_turn"):
-        if merged[name] < 0:
-            raise RulesError(f"parameter {name}={merged[name]} is not allowed: give a positive integer, or 0 for "
-                             f"{'unlimited' if name == 'max_draws_per_turn' else 'the default for the player count'}")
-        options[name] = merged[name] or None
-    if merged["max_hands"] < 1:
-        raise RulesError(f"parameter max_hands={merged['max_hands']} is not allowed: give a positive integer "
-                         "(OpenSpiel needs a finite game)")
-    options["max_hands"] = merged["max_hands"]
+    options = {o.name: _option_value(o.openspiel, merged[o.openspiel.name]) for o in OPTIONS if o.openspiel is not None}
     rules = Rules.from_options(options)
     if merged["episode"] == "game" and merged["max_hands"] > max_hands_limit(rules):
         raise RulesError(f"parameter max_hands={merged['max_hands']} is not allowed: give 1 to "
@@ -269,7 +266,7 @@ def points_bound(config: GameConfig) -> int:
     r = config.rules
     tiles = tile_set(r.max_pip)
     all_pips = sum(tiles.pips) + 5 * r.num_players
-    top = 5 * (max_count(r.max_pip) // 5)
+    top = top_scoring_count(r.max_pip)
     gain = r.tile_count * top // r.score_unit + (all_pips // r.score_unit if r.hand_end == "winner_takes" else 0)
     loss = all_pips // r.score_unit if r.hand_end == "deduct_own" else 0
     return config.hands * (gain + loss)
