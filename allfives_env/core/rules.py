@@ -67,6 +67,7 @@ class Rules:
         self._resolve_partnership()
         self._resolve_hand_size()
         self._resolve_scoring()
+        self._check_counts()
 
     def _check_choices(self) -> None:
         """Python values for numpy ones; then every choice and switch of the option table (the player count,
@@ -176,6 +177,19 @@ class Rules:
             )
         if self.max_hands is not None and (not _is_int(self.max_hands) or self.max_hands < OPTION["max_hands"].low):
             raise RulesError(f"max_hands={short_repr(self.max_hands)} is not allowed: give a positive integer or null (no cap)")
+
+    def _check_counts(self) -> None:
+        """Every count of the option table within its bounds, once resolved (the resolutions above refuse
+        the counts they know first, with what the bound depends on; this catches any other)."""
+        for o in OPTIONS:
+            value = getattr(self, o.name)
+            if o.kind != "count" or (value is None and o.none_means):
+                continue
+            high = None if o.high is None else o.high(self)
+            if not _is_int(value) or value < o.low or (high is not None and value > high):
+                upper = f"from {o.low} to {high}" if high is not None else f"of at least {o.low}"
+                null = f" (or null: {o.none_means})" if o.none_means else ""
+                raise RulesError(f"{o.name}={short_repr(value)} is not allowed: give an integer {upper}{null}")
 
     @classmethod
     def from_options(cls, options: Optional[Mapping[str, Any]] = None, **overrides: Any) -> "Rules":
