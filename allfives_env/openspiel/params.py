@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
 from ..core.errors import RulesError, short_repr
-from ..core.options import OPTIONS, Option, Param, top_scoring_count
+from ..core.options import OPTION, OPTIONS, Option, Param, top_scoring_count
 from ..core.rules import Rules
 from ..core.tiles import tile_set
 
@@ -170,8 +170,8 @@ def make_config(params: Optional[Mapping[str, Any]] = None) -> GameConfig:
         raise RulesError(f"unknown parameter(s) {unknown} for python_allfives; allowed: {sorted(DEFAULTS)}")
     merged = {name: _check_type(name, given.get(name, default)) for name, default in DEFAULTS.items()}
     players = merged["players"]
-    if not 2 <= players <= 4:
-        raise RulesError(f"parameter players={players} is not allowed: All Fives is played by 2, 3 or 4 players")
+    if players not in OPTION["num_players"].choices:  # named as the parameter, not as the option
+        raise RulesError(f"parameter players={players} is not allowed: {OPTION['num_players'].allowed}")
     options = {o.name: _option_value(o.openspiel, merged[o.openspiel.name]) for o in OPTIONS if o.openspiel is not None}
     rules = Rules.from_options(options)
     if merged["episode"] == "game" and merged["max_hands"] > max_hands_limit(rules):
