@@ -68,14 +68,17 @@ __all__ = [
 
 #: Version of the observation layout; saved policies record it and refuse another.
 OBS_LAYOUT_VERSION = 1
+#: Scores (in targets) are clipped to +-this in the ``scores`` slice.
 SCORE_CLIP = 2.0
 #: Columns of one placement's entry in the ``features`` slice (``action_features=True``).
 ACTION_FEATURES = ("legal", "wins", "domino", "now", "deny", "p_lose", "block", "follow", "fit", "shown", "pips",
                    "double")
 #: Upper bound of the ``features`` slice in the observation space (deny can reach (48 + 60) / 20).
 ACTION_FEATURE_HIGH = 8.0
-_POINT_SCALE = 1.0 / 20.0  # count points -> features
-_FIT_CAP = 3.0  # kept tiles that fit the new ends: 3 or more reads as 1
+#: Count points -> the ``features`` slice (``now``, ``deny``, ``follow``).
+POINT_SCALE = 1.0 / 20.0
+#: The ``fit`` feature: kept tiles that fit the new ends, over this (3 or more reads as 1).
+FIT_CAP = 3.0
 
 
 class ObservationEncoder:
@@ -232,15 +235,15 @@ class ObservationEncoder:
             return
         _, rows = placement_features(PlayerView(game, seat), actions)
         F = len(ACTION_FEATURES)
-        unit = game.rules.score_unit * _POINT_SCALE
+        unit = game.rules.score_unit * POINT_SCALE
         pip_scale = 1.0 / (2 * self.rules.max_pip)
         inv_v = 1.0 / self.V
         base = self._o_features
         for action, row in zip(actions, rows):
             o = base + action * F
             # in the order of ACTION_FEATURES
-            out[o:o + F] = (1.0, row.kind == WINS, row.kind == DOMINO, row.now * unit, row.deny * _POINT_SCALE,
-                            row.p_lose, row.block, row.follow * unit, min(row.fit, _FIT_CAP) / _FIT_CAP,
+            out[o:o + F] = (1.0, row.kind == WINS, row.kind == DOMINO, row.now * unit, row.deny * POINT_SCALE,
+                            row.p_lose, row.block, row.follow * unit, min(row.fit, FIT_CAP) / FIT_CAP,
                             row.shown * inv_v, row.pips * pip_scale, row.double)
 
     def _board_ones(self, game: Game, seat: int) -> list[int]:

@@ -23,7 +23,7 @@ from .jit import njit
 from ..core.errors import BatchError, RulesError, short_repr
 from ..core.rules import Rules
 from ..analysis import GAME_WINNING_REPLY_COST
-from ..encoding import ACTION_FEATURES, ObservationEncoder
+from ..encoding import ACTION_FEATURES, FIT_CAP, POINT_SCALE, SCORE_CLIP, ObservationEncoder
 from .analysis import (
     ACTIONS, BLOCK, DENY, DOUBLE, DOMINO, FIT, FOLLOW, KIND, NOW, P_LOSE, PIPS, SHOWN, WINS, make_work, placement_rows,
 )
@@ -40,10 +40,7 @@ SLICES = ("hand", "board", "ends", "spinner", "count", "boneyard", "hand_sizes",
           "partners", "lead", "features")
 (O_HAND, O_BOARD, O_ENDS, O_SPINNER, O_COUNT, O_BONEYARD, O_SIZES, O_VOIDS, O_SCORES, O_SCORED, O_PARTNERS,
  O_LEAD, O_FEATURES) = range(len(SLICES))
-SCORE_CLIP = 2.0
 _F = len(ACTION_FEATURES)
-_POINT_SCALE = 1.0 / 20.0
-_FIT_CAP = 3.0
 
 
 @njit(cache=True)
@@ -124,7 +121,7 @@ def _write_features(g, R, seat, row, O, ints, floats, after, rows) -> None:
     if m == 0:
         return
     placement_rows(g, R, seat, m, GAME_WINNING_REPLY_COST, False, ints, floats, after, rows)
-    unit = R[SCORE_UNIT] * _POINT_SCALE
+    unit = R[SCORE_UNIT] * POINT_SCALE
     pip_scale = 1.0 / (2 * R[MAX_PIP])
     inv_v = 1.0 / R[NUM_VALUES]
     for j in range(m):
@@ -135,11 +132,11 @@ def _write_features(g, R, seat, row, O, ints, floats, after, rows) -> None:
         row[o + 1] = 1.0 if kind == WINS else 0.0
         row[o + 2] = 1.0 if kind == DOMINO else 0.0
         row[o + 3] = r[NOW] * unit
-        row[o + 4] = r[DENY] * _POINT_SCALE
+        row[o + 4] = r[DENY] * POINT_SCALE
         row[o + 5] = r[P_LOSE]
         row[o + 6] = r[BLOCK]
         row[o + 7] = r[FOLLOW] * unit
-        row[o + 8] = min(r[FIT], _FIT_CAP) / _FIT_CAP
+        row[o + 8] = min(r[FIT], FIT_CAP) / FIT_CAP
         row[o + 9] = r[SHOWN] * inv_v
         row[o + 10] = r[PIPS] * pip_scale
         row[o + 11] = r[DOUBLE]
