@@ -44,6 +44,7 @@ import numpy as np
 
 from ..core.game import Game
 from ..core.outcome import zero_sum_share
+from ..core.search_constants import HIDDEN_TRIES, POINTS_OVER_PIPS
 from .base import OracleView, PlayerView, SearchingAgent
 from .basic import tied_best
 
@@ -51,9 +52,6 @@ ROLLOUTS = ("greedy", "random", "epsilon", "expert")
 ENGINES = ("batch", "python")
 #: The batch search's stream is seeded per decision with a draw below this from the agent's generator.
 _STREAM_SEEDS = 1 << 63
-#: The greedy rollout ranks a move by points, then by the tile's pips: points times this (above any
-#: tile's pips, at most 24 with double-twelve) plus pips is one integer key for both.
-_POINTS_OVER_PIPS = 64
 #: ``pimc-net``'s default points per nat of the policy's preferences (benchmarks/pimc_net.py picked it).
 PIMC_NET_POLICY_WEIGHT = 1.0
 
@@ -275,7 +273,7 @@ class PIMCAgent(SearchingAgent):
                     continue
                 tile = action >> 2
                 count = count_after(tile, action & 3)
-                key = (count if count % 5 == 0 else 0) * _POINTS_OVER_PIPS + pips[tile]
+                key = (count if count % 5 == 0 else 0) * POINTS_OVER_PIPS + pips[tile]
                 if key > best_key:
                     best_key = key
                     best = action
@@ -390,7 +388,8 @@ def _true_game(view: PlayerView) -> Game:
     return view.game
 
 
-def sample_hidden(view: PlayerView, rng: np.random.Generator, tries: int = 20) -> tuple[dict[int, int], list[int]]:
+def sample_hidden(view: PlayerView, rng: np.random.Generator,
+                  tries: int = HIDDEN_TRIES) -> tuple[dict[int, int], list[int]]:
     """Deal the tiles ``view.seat`` cannot see into the other hands and the boneyard at random, so that
     each seat gets its known number of tiles and none showing a value it is known to lack.
 

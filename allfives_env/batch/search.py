@@ -33,6 +33,7 @@ from .jit import njit
 
 from ..core.errors import BatchError, IllegalActionError, RulesError, short_repr
 from ..core.rules import Rules
+from ..core.search_constants import HIDDEN_TRIES, POINTS_OVER_PIPS
 from ..core.seeds import check_seed
 from ..core.values import is_finite_number, is_integer
 from ..core.view import PlayerView
@@ -51,10 +52,6 @@ from .position import position_record, public_vector, record_dtype, search_rules
 #: Rollout policies by the code the kernels take.
 ROLLOUT_CODES = {"greedy": 0, "random": 1, "epsilon": 2, "expert": 3}
 GREEDY, RANDOM, EPSILON, EXPERT_ROLLOUT = 0, 1, 2, 3
-#: The greedy rollout's key: points times this (above any tile's pips) plus the tile's pips.
-POINTS_OVER_PIPS = 64
-#: Shuffles of the unseen tiles tried before the void constraints are dropped (as ``sample_hidden``).
-TRIES = 20
 #: The most guesses one search call takes: the sifted search keeps every candidate's value of every
 #: guess (8 bytes each), so this bounds its buffer (about 8 MB a candidate).
 MAX_SAMPLES = 1_000_000
@@ -218,8 +215,10 @@ def rollout_action(g, R: np.ndarray, policy: int, epsilon: float, state: np.ndar
 
 @njit(cache=True)
 def rollout_value(g, R: np.ndarray, before: np.ndarray, seat: int, win_bonus: float) -> float:
-    """``seat``'s side's gain since ``before`` minus the mean gain of the other sides (the core's
-    ``zero_sum_share``), plus ``win_bonus`` targets for a game won in the rollout (minus for one lost)."""
+    """``seat``'s side's gain since ``before`` minus the mean gain of the other sides, plus ``win_bonus``
+    targets for a game won in the rollout (minus for one lost): the core's reward rule
+    (:func:`~allfives_env.core.outcome.side_rewards`, ``"points"`` plus ``win_bonus`` times the target times
+    ``"win"``) compiled; ``tests/test_reward_rule.py`` holds the two equal."""
     sides = R[NUM_SIDES]
     side = side_of(R, seat)
     total = 0
@@ -470,7 +469,7 @@ def guess_position(view: PlayerView, seed: int = 0) -> np.ndarray:
     state = np.array([check_seed(seed, allow_none=False)], dtype=np.uint64)
     kit = search_kit(view.rules)
     rec = position_record(view)
-    if not deal_first(rec, kit.R, state, TRIES):
+    if not deal_first(rec, kit.R, state, HIDDEN_TRIES):
         raise RuntimeError("could not deal the hidden tiles: hand sizes exceed the unseen tiles")  # pragma: no cover
     return rec
 
@@ -505,7 +504,7 @@ def search_values(view: PlayerView, candidates: Sequence[int], samples: int, rol
     samples = _checked_count(samples, "samples", 1)
     totals = np.zeros(len(acts), dtype=np.float64)
     ok = search_totals(kit.work, kit.R, pub, acts, samples, hidden is None, ROLLOUT_CODES[rollout],
-                       epsilon, win_bonus, state, TRIES, kit.no_log, totals, kit.expert)
+                       epsilon, win_bonus, state, HIDDEN_TRIES, kit.no_log, totals, kit.expert)
     if not ok:
         raise RuntimeError("could not deal the hidden tiles: hand sizes exceed the unseen tiles")  # pragma: no cover
     return totals
@@ -547,7 +546,7 @@ def sifted_values(view: PlayerView, candidates: Sequence[int], prior: Sequence[f
     means = np.zeros(c, dtype=np.float64)
     used = sifted_search(kit.work, kit.R, pub, acts, priors, expert_weight, min_samples, max_samples,
                          z, delta, hidden is None, ROLLOUT_CODES[rollout], epsilon, win_bonus,
-                         state, TRIES, kit.no_log, kit.expert, sampled, alive, means)
+                         state, HIDDEN_TRIES, kit.no_log, kit.expert, sampled, alive, means)
     if used < 0:
         raise RuntimeError("could not deal the hidden tiles: hand sizes exceed the unseen tiles")  # pragma: no cover
     return Sifted(means, priors, alive, used)

@@ -25,11 +25,8 @@ from ..core.events import HandStart, Play
 from ..core.rules import Rules
 from ..core.view import PlayerView
 from .game import SHORT_NAME, AllFivesGame, AllFivesState
+from .resample import GUESS_TRIES
 from .sampler import replay_a_guess, transcript_from_events
-
-#: Guesses tried before a view is given up on (the sampler is exact on the seed rules; this bounds the
-#: rules options it does not model).
-VIEW_TRIES = 20
 
 
 def rules_params(rules: Rules) -> dict[str, Any]:
@@ -86,5 +83,5 @@ def state_for_view(view: PlayerView, rng: np.random.Generator, point_scale: floa
     picks = [rules.tile_count + transcript.leader]
     draw_action = 4 * rules.tile_count if rules.may_draw_when_able else -1
     legal = view.legal
-    return replay_a_guess(transcript, rng, VIEW_TRIES, game.new_initial_state, picks, draw_action,
+    return replay_a_guess(transcript, rng, GUESS_TRIES, game.new_initial_state, picks, draw_action,
                           lambda state: state.current_player() == view.seat and state.legal_actions() == legal)

@@ -26,8 +26,10 @@ from .errors import OpenSpielStateError
 from .sampler import HandTranscript, replay_a_guess
 from .track import Track
 
-#: How many guesses a resample tries before it falls back on the state itself.
-RESAMPLE_TRIES = 20
+#: How many guesses of a hand's hidden past are replayed before the search gives up on guessing (the sampler
+#: is exact on the seed rules; this bounds the rules options it does not model): a resample then falls back on
+#: the state itself, and a seat's view (:mod:`.position`) gets no search state.
+GUESS_TRIES = 20
 #: A sampler's value in [0, 1) becomes this many bits of a seed (a float's mantissa holds 52).
 _SAMPLE_BITS = 52
 _SAMPLER_HINT = ("pyspiel.UniformProbabilitySampler(0., 1.) or another callable taking no arguments that returns "
@@ -99,7 +101,7 @@ def resample_from_infostate(state: Any, player_id: Any, probability_sampler: Any
     return resample_track(state, int(player_id), rng)
 
 
-def resample_track(state: Any, player: int, rng: np.random.Generator, tries: int = RESAMPLE_TRIES) -> Any:
+def resample_track(state: Any, player: int, rng: np.random.Generator, tries: int = GUESS_TRIES) -> Any:
     """A new state in ``player``'s information set at ``state`` (see the module doc)."""
     track: Track = state.track
     _check_decision_node(track)
