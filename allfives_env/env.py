@@ -20,7 +20,7 @@ from .core.events import public_events
 from .core.actions import is_action_id
 from .core.deal import START_OPTION_KEYS, fixed_start
 from .core.game import Game
-from .core.outcome import top_gainer, zero_sum_share
+from .core.outcome import EPISODE_MODES, REWARD_MODES, side_rewards
 from .core.replay import game_record
 from .core.rules import Rules, rules_from
 from .core.seeds import check_seed
@@ -29,8 +29,6 @@ from .encoding import ObservationEncoder
 from .render import render_text
 
 
-REWARD_MODES = ("win", "points")
-EPISODE_MODES = ("game", "hand")
 RESET_OPTION_KEYS = START_OPTION_KEYS
 #: PettingZoo's default bound on ``agent_iter()``: in effect, until every agent is done.
 AGENT_ITER_LIMIT = 2**63
@@ -288,25 +286,24 @@ class raw_env(AECEnv):
             self.render()
 
     def _points_rewards(self, before: list[int], rewards: dict[str, float]) -> None:
-        """Zero-sum points: own side's gain minus the mean gain of the other sides, / target."""
+        """Zero-sum points (:func:`side_rewards`): own side's gain minus the mean gain of the other sides,
+        / target."""
         game = self.game
-        deltas = [now - then for now, then in zip(game.scores, before)]
-        if not any(deltas):
-            return
-        scale = 1.0 / self.rules.target
+        shares = side_rewards("points", [now - then for now, then in zip(game.scores, before)],
+                              scale=self.rules.target, inverse=True)
+        side_of = game.side_of
         for agent in self.agents:
-            rewards[agent] = zero_sum_share(deltas, game.side_of[self._seat[agent]]) * scale
+            rewards[agent] = shares[side_of[self._seat[agent]]]
 
     def _win_rewards(self, rewards: dict[str, float]) -> None:
-        """+1 to the winning side, -1 to every other side; 0 all round for a draw."""
+        """+1 to the winning side, -1 to every other side; 0 all round for a draw (:func:`side_rewards`)."""
         game = self.game
         winner = game.winner
-        if winner is None and self.episode == "hand":
-            winner = top_gainer([now - then for now, then in zip(game.scores, self._start_scores)])
-        if winner is None:
-            return
+        results = side_rewards("win", [now - then for now, then in zip(game.scores, self._start_scores)], True,
+                               -1 if winner is None else winner, hand=self.episode == "hand")
+        side_of = game.side_of
         for agent in self.agents:
-            rewards[agent] += 1.0 if game.side_of[self._seat[agent]] == winner else -1.0
+            rewards[agent] += results[side_of[self._seat[agent]]]
 
     def _info(self, seat: int) -> dict[str, Any]:
         game = self.game

@@ -31,7 +31,7 @@ from .core.errors import GameOverError, IllegalActionError, NotResetError, Rules
 from .core.actions import is_action_id
 from .core.deal import fixed_start
 from .core.game import Game
-from .core.outcome import top_gainer, zero_sum_share
+from .core.outcome import EPISODE_MODES, REWARD_MODES, side_rewards
 from .core.rules import Rules, rules_from
 from .core.seeds import MAX_SEED, check_seed
 from .core.values import is_finite_number, is_integer
@@ -42,6 +42,11 @@ OpponentLike = Union[str, Agent]
 #: Opponents are reseeded each episode from the env's generator with a seed below this (31 bits, the
 #: range the agents have always been seeded from, so episodes replay as before).
 AGENT_SEED_LIMIT = 2**31 - 1
+
+
+def _either(choices: Sequence[str]) -> str:
+    """``'a' or 'b'``: the allowed values of a mode, as the error messages name them."""
+    return " or ".join(repr(c) for c in choices)
 
 
 
@@ -80,10 +85,10 @@ class AllFivesSingleSeatEnv(gymnasium.Env):
         super().__init__()
         self.rules = rules_from(rules, options)
         n = self.rules.num_players
-        if reward not in ("win", "points"):
-            raise RulesError(f"reward={short_repr(reward)} is not allowed: choose 'win' or 'points'")
-        if episode not in ("game", "hand"):
-            raise RulesError(f"episode={short_repr(episode)} is not allowed: choose 'game' or 'hand'")
+        if reward not in REWARD_MODES:
+            raise RulesError(f"reward={short_repr(reward)} is not allowed: choose {_either(REWARD_MODES)}")
+        if episode not in EPISODE_MODES:
+            raise RulesError(f"episode={short_repr(episode)} is not allowed: choose {_either(EPISODE_MODES)}")
         if illegal_action not in ("terminate", "raise"):
             raise RulesError(f"illegal_action={short_repr(illegal_action)} is not allowed: choose 'terminate' or 'raise'")
         self.illegal_action = illegal_action
@@ -227,21 +232,21 @@ class AllFivesSingleSeatEnv(gymnasium.Env):
             game.step(action)
 
     def _reward(self) -> float:
+        """The learner's side's reward (:func:`side_rewards`): points since its previous action over the
+        target, or the result once the game is over (a one-hand episode's gains from the hand's start)."""
         game = self.game
         side = game.side_of[self.seat]
         if self.reward_mode == "points":
             before = self._scores_at_last_action
             deltas = [now - then for now, then in zip(game.scores, before)]
             self._scores_at_last_action = list(game.scores)
-            return float(zero_sum_share(deltas, side)) / self.rules.target
+            return float(side_rewards("points", deltas, scale=self.rules.target)[side])
         if not game.over:
             return 0.0
         winner = game.winner
-        if winner is None and self.episode == "hand":
-            winner = top_gainer([now - then for now, then in zip(game.scores, game.hand_records[0].scores)])
-        if winner is None:
-            return 0.0
-        return 1.0 if winner == side else -1.0
+        gains = [now - then for now, then in zip(game.scores, game.hand_records[0].scores)]
+        return float(side_rewards("win", gains, True, -1 if winner is None else winner,
+                                  hand=self.episode == "hand")[side])
 
     def _observe(self) -> np.ndarray:
         return self.encoder.encode(self.game, self.seat)

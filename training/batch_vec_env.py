@@ -46,6 +46,7 @@ from allfives_env.batch import BatchGame
 from allfives_env.batch.agents import BATCH_AGENTS, make_batch_agent
 from allfives_env.batch.observe import BatchObserver
 from allfives_env.core.errors import RulesError, short_repr
+from allfives_env.core.outcome import side_rewards
 from allfives_env.core.seeds import MAX_SEED, check_seed
 from allfives_env.policy import SHIPPED_POLICIES, load_policy, shipped_policy_path
 from allfives_env.single_seat import AllFivesSingleSeatEnv
@@ -347,20 +348,11 @@ class BatchSingleSeatVecEnv(VecEnv):
         if self.reward_mode == "points":
             gains = scores - self.last_scores
             self.last_scores = scores
-            mine = gains[rows, mine_side]
-            return (mine - (gains.sum(axis=1) - mine) / (self.sides - 1)) / self.rules.target
-        rewards = np.zeros(self.num_envs)
+            return side_rewards("points", gains, scale=self.rules.target)[rows, mine_side]
         if not done.any():
-            return rewards
-        winner = batch.winner
-        if self.episode == "hand":  # no winner: the unique top gainer of the hand, as single_seat does
-            gains = scores - self.start_scores
-            top = gains.max(axis=1, keepdims=True)
-            unique = (gains == top).sum(axis=1) == 1
-            winner = np.where((winner < 0) & unique, np.argmax(gains, axis=1), winner)
-        ended = done & (winner >= 0)
-        rewards[ended] = np.where(winner[ended] == mine_side[ended], 1.0, -1.0)
-        return rewards
+            return np.zeros(self.num_envs)
+        results = side_rewards("win", scores - self.start_scores, done, batch.winner, hand=self.episode == "hand")
+        return results[rows, mine_side]
 
     def _finish(self, games: np.ndarray, infos: list[dict]) -> None:
         """The end of the episodes of ``games``: terminal observations, SB3's and Monitor's infos, new

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Optional, Union
 
+from allfives_env.core.outcome import EPISODE_MODES, REWARD_MODES
 from training.schema import (
     MAX_CHECKPOINTS_KEPT, MAX_EPOCHS, MAX_GAMES, MAX_PROCESSES, MAX_REPLAYS, MAX_SEED, MAX_STEPS, ConfigError,
     Section, agent_specs, apply_overrides, boolean, build_rules, check_agent_specs, checked_from, choice, integer,
@@ -44,9 +45,9 @@ MAX_SNAPSHOTS = 1000
 class EnvConfig(Section):
     """The single-seat env the learner plays (:class:`allfives_env.single_seat.AllFivesSingleSeatEnv`)."""
 
-    reward: str = setting("win", choice("win", "points"))
+    reward: str = setting("win", choice(*REWARD_MODES))
     """win | points"""
-    episode: str = setting("game", choice("game", "hand"))
+    episode: str = setting("game", choice(*EPISODE_MODES))
     """game | hand"""
     seat: Optional[int] = setting(None, optional(integer(0, MAX_SEAT)))
     """the learner's seat; null = random each episode"""

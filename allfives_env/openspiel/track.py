@@ -38,7 +38,7 @@ from ..core.actions import action_name
 from ..core.errors import IllegalActionError, ReplayError, short_repr
 from ..core.events import HandStart
 from ..core.game import Game, HandRecord
-from ..core.outcome import top_gainer, zero_sum_share
+from ..core.outcome import side_rewards
 from .params import GameConfig, make_config
 
 #: The ``format`` field of a serialized state.
@@ -293,16 +293,11 @@ class Track:
         assert game is not None
         side_of = game.side_of
         gains = [now - then for now, then in zip(game.scores, self.config.scores)]
-        if self.config.returns == "points":
-            scale = self.config.point_scale
-            return [zero_sum_share(gains, side_of[s]) / scale for s in range(n)]
         winner = game.winner
-        if winner is None and self.config.episode == "hand":
-            winner = top_gainer(gains)
-        if winner is None:
-            return [0.0] * n
-        lose = -1.0 / (game.num_sides - 1)
-        return [1.0 if side_of[s] == winner else lose for s in range(n)]
+        sides = side_rewards(self.config.returns, gains, True, -1 if winner is None else winner,
+                             hand=self.config.episode == "hand", scale=self.config.point_scale,
+                             split_loss=True)
+        return [sides[side_of[s]] for s in range(n)]
 
     def action_to_string(self, player: int, action: int) -> str:
         """Names of actions: ``6-4@E`` / ``draw`` for players, ``deal 6-4`` / ``draw 6-4`` / ``pick 2``

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Optional, Union
 
+from allfives_env.core.outcome import EPISODE_MODES, REWARD_MODES
 from training.config import ACTIVATIONS
 from training.schema import (
     MAX_CHECKPOINTS_KEPT, MAX_EPOCHS, MAX_GAMES, MAX_PROCESSES, MAX_REPLAYS, MAX_SEED, MAX_STEPS, ConfigError,
@@ -34,9 +35,9 @@ MAX_CPUS_PER_RUNNER = 1024.0
 class RLlibEnvConfig(Section):
     """The multi-agent env (:class:`training.rllib.env.AllFivesMultiAgentEnv`)."""
 
-    reward: str = setting("points", choice("win", "points"))
+    reward: str = setting("points", choice(*REWARD_MODES))
     """win | points"""
-    episode: str = setting("game", choice("game", "hand"))
+    episode: str = setting("game", choice(*EPISODE_MODES))
     """game | hand"""
     action_features: bool = setting(False, boolean)
     """the per-placement features slice (allfives_env/encoding.py)"""
