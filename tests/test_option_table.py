@@ -21,7 +21,7 @@ from allfives_env.batch import layout
 from allfives_env.core import Rules, RulesError
 from allfives_env.core.errors import BatchError
 from allfives_env.core.options import OPTION, OPTIONS, Option
-from allfives_env.openspiel.params import DEFAULTS, make_config, param_value, rules_params
+from allfives_env.openspiel.params import DEFAULTS, make_config, max_hands_limit, param_value, rules_params
 from allfives_env.rule_sampler import random_rules
 
 CONTEXT = Rules()
@@ -39,10 +39,7 @@ def outside(o: Option) -> list[Any]:
         return ["yes", 1]
     if o.kind == "choice":
         return [max(o.choices) + 1] if isinstance(o.choices[0], int) else ["no_such_" + o.name, 1]
-    out = [o.low - 1, "many"]
-    if o.high is not None:
-        out.append(o.high(CONTEXT) + 1)
-    return out
+    return [o.low - 1, "many", o.high(CONTEXT) + 1]
 
 
 def test_rules_fields_are_the_table_and_defaults_resolve_as_it_says() -> None:
@@ -81,6 +78,13 @@ def test_the_sampler_draws_every_option_over_its_sample_values() -> None:
             assert seen == set(o.sample.values), o.name
 
 
+def openspiel_cases() -> list[dict]:
+    """Every table value that ``python_allfives`` offers: not ``max_hands=None`` (OpenSpiel needs a finite
+    game), nor more hands than a 32-bit history holds (:func:`max_hands_limit`: refused, see below)."""
+    return [case for name, case in CASES if OPTION[name].openspiel is not None and not (
+        name == "max_hands" and (case[name] is None or case[name] > max_hands_limit(Rules.from_options(case))))]
+
+
 def test_openspiel_parameters_come_from_the_table_and_round_trip() -> None:
     params = [o.openspiel.name for o in OPTIONS if o.openspiel is not None]
     assert list(DEFAULTS)[:len(params)] == params
@@ -88,15 +92,12 @@ def test_openspiel_parameters_come_from_the_table_and_round_trip() -> None:
     for o in OPTIONS:
         if o.openspiel is None:  # no parameter: OpenSpiel plays the default only, so there may be no other
             assert o.values(CONTEXT) == [o.default], f"{o.name} has other values but no OpenSpiel parameter"
-    for name, case in CASES:
-        rules = Rules.from_options({**case, "max_hands": case.get("max_hands") or 200})
+    for case in openspiel_cases():
+        rules = Rules.from_options(case)
         assert make_config(rules_params(rules)).rules == rules, case
-
-
-def openspiel_cases() -> list[dict]:
-    """Every table value that has a ``python_allfives`` spelling (``max_hands=None`` has none)."""
-    return [case for name, case in CASES
-            if OPTION[name].openspiel is not None and not (name == "max_hands" and case[name] is None)]
+    longest = Rules.from_options({"max_hands": OPTION["max_hands"].high(CONTEXT)})
+    with pytest.raises(RulesError, match=r"parameter max_hands=\d+ is not allowed: give 1 to \d+"):
+        make_config(rules_params(longest))
 
 
 @pytest.mark.parametrize("case", openspiel_cases(), ids=case_id)

@@ -31,6 +31,9 @@ BIG_SET_HAND_SIZE = {9: 7, 12: 9}
 #: The highest target accepted (in points): a game far past any table's target could run for so many
 #: hands that its event log would not fit in memory, and with ``max_hands=None`` nothing else ends it.
 MAX_TARGET = 10_000
+#: The largest value of a count without a bound of its own (``max_draws_per_turn``, ``max_hands``): the
+#: engines keep counts in 32-bit integers (OpenSpiel's C++ ``int``), and a replay stores them as JSON.
+MAX_COUNT = 2**31 - 1
 
 
 def max_count(max_pip: int) -> int:
@@ -77,7 +80,7 @@ class Param:
 class Option:
     """One rules option. ``kind``: ``"choice"`` (one of ``choices``), ``"switch"`` (true/false) or
     ``"count"`` (an integer from ``low`` to ``high``; ``high`` may depend on the other, already resolved
-    options, and None means no upper bound). ``none_means``: what ``None`` (or ``"auto"``) stands for, and
+    options). ``none_means``: what ``None`` (or ``"auto"``) stands for, and
     ``auto`` resolves it where it stands for a value. ``refusal``: what the error message says is allowed.
     ``needs``: the other options a value needs to be valid (played with it by the coverage tests)."""
 
@@ -90,7 +93,7 @@ class Option:
     openspiel: Optional[Param]
     choices: tuple[Any, ...] = ()
     low: int = 0
-    high: Optional[Callable[[Any], int]] = None
+    high: Callable[[Any], int] = lambda r: MAX_COUNT
     none_means: str = ""
     auto: Optional[Callable[[Any], Any]] = None
     presets: tuple[str, ...] = ()
@@ -108,14 +111,14 @@ class Option:
 
     def values(self, context: Any) -> list[Any]:
         """Every value of the domain the coverage tests play: each choice, both switch values, a count at
-        its bounds under the resolved rules ``context`` (no upper bound: ``None`` stands for it) and its
-        presets, and ``None`` where it means something."""
+        its bounds under the resolved rules ``context`` and its presets, and ``None`` where it means
+        something."""
         if self.kind == "choice":
             out = list(self.choices)
         elif self.kind == "switch":
             out = [False, True]
         else:
-            out = [self.low, None if self.high is None else self.high(context), *self.presets]
+            out = [self.low, self.high(context), *self.presets]  # type: ignore[misc]
         if self.none_means:
             out.append(None)
         return list(dict.fromkeys(v for v in out if v is not None or self.none_means))
@@ -169,7 +172,8 @@ OPTIONS: tuple[Option, ...] = (
     _choice("after_block", ("random", "lowest_pips", "rotate"), "who leads after a blocked hand"),
     _switch("may_draw_when_able", False, "drawing is allowed while holding a playable tile"),
     Option("max_draws_per_turn", "Optional[int]", None, "draws allowed in one turn", "count", Draw((None, 1, 2), 6),
-           Param("max_draws_per_turn", "zero_is_none", 0, "unlimited"), low=1, none_means="unlimited"),
+           Param("max_draws_per_turn", "zero_is_none", 0, "unlimited"), low=1, high=lambda r: MAX_COUNT,
+           none_means="unlimited"),
     _choice("spinner", ("first_double",), "which double becomes the spinner",
             refusal="choose one of ['first_double'] ('none' and 'all_doubles' are family variants outside v1, "
                     "RULES.md §4)", param=False),  # one value: python_allfives offers no parameter
@@ -193,7 +197,8 @@ OPTIONS: tuple[Option, ...] = (
     _choice("win_check", ("immediate", "end_of_hand"), "when reaching the target ends the game"),
     _switch("exact_target", False, "the target must be hit exactly"),
     Option("max_hands", "Optional[int]", 200, "an RL safety cap: after that many hands the game ends truncated",
-           "count", Draw((3, 20, 50), 10), Param("max_hands", "positive"), low=1, none_means="no cap"),
+           "count", Draw((3, 20, 50), 10), Param("max_hands", "positive"), low=1, high=lambda r: MAX_COUNT,
+           none_means="no cap"),
 )
 
 #: The table by option name.

@@ -185,11 +185,11 @@ class Rules:
             value = getattr(self, o.name)
             if o.kind != "count" or (value is None and o.none_means):
                 continue
-            high = None if o.high is None else o.high(self)
-            if not _is_int(value) or value < o.low or (high is not None and value > high):
-                upper = f"from {o.low} to {high}" if high is not None else f"of at least {o.low}"
+            high = o.high(self)
+            if not _is_int(value) or not o.low <= value <= high:
                 null = f" (or null: {o.none_means})" if o.none_means else ""
-                raise RulesError(f"{o.name}={short_repr(value)} is not allowed: give an integer {upper}{null}")
+                raise RulesError(f"{o.name}={short_repr(value)} is not allowed: give an integer from {o.low} to "
+                                 f"{high}{null}")
 
     @classmethod
     def from_options(cls, options: Optional[Mapping[str, Any]] = None, **overrides: Any) -> "Rules":
