@@ -1,7 +1,7 @@
 """Random valid rule sets, for differential tests and exactness benchmarks that must cover every option.
 
 Two implementations of the rules (the Python core and the compiled batch engine) are only known to agree
-where they have been compared; sampling every option of RULES.md §8 at random, with small targets and a
+where they have been compared; sampling every option of docs/rules.md §8 at random, with small targets and a
 hand cap so that games stay short, is how the tests and ``benchmarks/batch_exactness.py`` compare them.
 What is drawn, and in which order, is the ``sample`` column of the option table
 (:data:`allfives_env.core.options.OPTIONS`): a new option is drawn the day it is added.

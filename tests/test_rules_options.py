@@ -1,4 +1,4 @@
-"""Targeted behaviour of the rules options (RULES.md §2-§8), on fixed deals.
+"""Targeted behaviour of the rules options (docs/rules.md §2-§8), on fixed deals.
 
 Most scenarios use tiny hands and a ``boneyard_reserve`` equal to the whole boneyard, so that nobody
 can draw and a hand is over in two or three moves; the numbers are worked out in each test.

@@ -1,4 +1,4 @@
-"""The rules options of All Fives (RULES.md §8) as one table, the single list every part of the project reads.
+"""The rules options of All Fives (docs/rules.md §8) as one table, the single list every part of the project reads.
 
 Each row of :data:`OPTIONS` says everything about one option: its name, type and domain, its default (and
 how "auto" / ``None`` resolves), a one-line doc, how :func:`allfives_env.rule_sampler.random_rules` draws
@@ -20,13 +20,13 @@ from typing import Any, Callable, Optional
 
 from .tiles import SUPPORTED_MAX_PIPS
 
-#: Deal sizes by player count for the double-six set (RULES.md §2): the seed default and its variants.
+#: Deal sizes by player count for the double-six set (docs/rules.md §2): the seed default and its variants.
 HAND_SIZE_PRESETS: dict[str, dict[int, int]] = {
     "default": {2: 9, 3: 7, 4: 5},
     "five_always": {2: 5, 3: 5, 4: 5},
     "seven_five": {2: 7, 3: 5, 4: 5},
 }
-#: Default deal sizes for the bigger sets (ours: RULES.md §8 gives no source; see the README).
+#: Default deal sizes for the bigger sets (a choice of this project: no source gives one, docs/rules.md §2).
 BIG_SET_HAND_SIZE = {9: 7, 12: 9}
 #: The highest target accepted (in points): a game far past any table's target could run for so many
 #: hands that its event log would not fit in memory, and with ``max_hands=None`` nothing else ends it.
@@ -176,7 +176,7 @@ OPTIONS: tuple[Option, ...] = (
            none_means="unlimited"),
     _choice("spinner", ("first_double",), "which double becomes the spinner",
             refusal="choose one of ['first_double'] ('none' and 'all_doubles' are family variants outside v1, "
-                    "RULES.md §4)", param=False),  # one value: python_allfives offers no parameter
+                    "docs/rules.md §4)", param=False),  # one value: python_allfives offers no parameter
     _switch("spinner_sides_first", True, "the spinner's sides are played before its ends"),
     _choice("spinner_count", ("allfives", "sniff"), "how the spinner counts on the ends"),
     _switch("lead_scores", True, "the lead tile scores its count"),

@@ -1,4 +1,4 @@
-"""The rules options of All Fives (RULES.md §8), validated once, with defaults by player count.
+"""The rules options of All Fives (docs/rules.md §8), validated once, with defaults by player count.
 
 A :class:`Rules` value is immutable and always fully resolved: ``partnership``, ``hand_size`` and
 ``target`` hold concrete values after construction, whatever "auto" spelling was given. That makes a
@@ -51,7 +51,7 @@ def _option_fields(cls: type) -> type:
 
 @_option_fields
 class Rules:
-    """All options of RULES.md §8: one field per row of the option table (:data:`.options.OPTIONS`), with
+    """All options of docs/rules.md §8: one field per row of the option table (:data:`.options.OPTIONS`), with
     its default and its checks. Defaults are the seed rules; "auto" values resolve by player count.
 
     ``partnership`` None means "auto" (on for 4 players). ``hand_size`` None means the default by player
@@ -95,7 +95,8 @@ class Rules:
         if partnership is None or partnership == "auto":
             partnership = OPTION["partnership"].auto(self)  # type: ignore[misc]
         if not isinstance(partnership, bool):
-            raise RulesError(f"partnership={short_repr(self.partnership)} is not allowed: {OPTION['partnership'].allowed}")
+            raise RulesError(
+                f"partnership={short_repr(self.partnership)} is not allowed: {OPTION['partnership'].allowed}")
         if partnership and n != 4:
             raise RulesError(
                 f"partnership=True needs 4 players (seats 0+2 vs 1+3), got num_players={n}; "
@@ -241,7 +242,7 @@ class Rules:
         return self.tile_count - self.num_players * int(self.hand_size)  # type: ignore[arg-type]
 
     def round_pips(self, pips: int) -> int:
-        """Round a pip total under ``rounding`` (nearest: 0-2 down, 3-4 up; RULES.md §6.2)."""
+        """Round a pip total under ``rounding`` (nearest: 0-2 down, 3-4 up; docs/rules.md §6.2)."""
         if self.rounding == "nearest":
             return 5 * ((pips + 2) // 5)
         if self.rounding == "down":
