@@ -203,7 +203,7 @@ OPTIONS: tuple[Option, ...] = (
 
 #: The table by option name.
 OPTION: dict[str, Option] = {o.name: o for o in OPTIONS}
-#: The string choices by option name (``Rules`` checks them; the batch engine indexes them).
+#: The string choices by option name, from the table (what the tests and tools that list choices read).
 CHOICES: dict[str, tuple[str, ...]] = {o.name: o.choices for o in OPTIONS
                                        if o.kind == "choice" and isinstance(o.choices[0], str)}
 #: The true/false options with a plain default (``partnership``, which has "auto", is not one).
