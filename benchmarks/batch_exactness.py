@@ -1,7 +1,7 @@
 """The large differential run of the batch engine against the Python core (issue 12).
 
 Plays ``--games`` random games in the compiled batch engine over ``--rule-sets`` random rule sets (every
-option of RULES.md §8, :func:`allfives_env.rule_sampler.random_rules`) and verifies every one through
+option of docs/rules.md §8, :func:`allfives_env.rule_sampler.random_rules`) and verifies every one through
 :func:`allfives_env.core.replay.load_replay`, which re-simulates the game with the Python core and
 compares every event (plays, counts, points, draws, passes, settlements, the end). Any disagreement is
 printed with its rules, seed and game index and makes the exit status 1.

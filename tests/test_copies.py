@@ -17,15 +17,15 @@ import pytest
 
 from allfives_env import allfives_v0
 from allfives_env.core import Game, Rules, RulesError
-from allfives_env.core.rules import _BOOL_OPTIONS, CHOICES
+from allfives_env.core.options import CHOICES, SWITCHES
 from allfives_env.single_seat import AllFivesSingleSeatEnv
 
 
 def random_rules(rng: np.random.Generator) -> Rules:
-    """A random valid rule set: every choice and switch of §8 drawn at random (invalid draws retried)."""
+    """A random valid rule set: every choice and switch of docs/rules.md §8 drawn at random (invalid draws retried)."""
     while True:
         options: dict[str, Any] = {name: str(rng.choice(allowed)) for name, allowed in CHOICES.items()}
-        options.update({name: bool(rng.integers(2)) for name in _BOOL_OPTIONS})
+        options.update({name: bool(rng.integers(2)) for name in SWITCHES})
         options["num_players"] = int(rng.integers(2, 5))
         options["score_unit"] = int(rng.choice([1, 1, 5]))
         options["max_draws_per_turn"] = [None, 1, 2][int(rng.integers(3))]

@@ -2,7 +2,7 @@
 
 OpenSpiel's own checks (``random_sim_test`` with serialization on 2, 3 and 4 players, the Python game
 API test OpenSpiel runs on its Python games), a differential test against the core (the same deal gives
-the same legal actions, events and returns), the worked example E10 of RULES.md through chance nodes,
+the same legal actions, events and returns), the worked example docs/rules.md §9 E10 through chance nodes,
 serialization, parameters, ``resample_from_infostate``, and the bots through the agent protocol.
 Skipped when the ``[openspiel]`` extra is not installed (CI installs it).
 """
@@ -171,7 +171,7 @@ def test_same_deal_same_game_as_the_core(params: dict) -> None:
 
 
 def test_worked_example_e10_through_chance_nodes() -> None:
-    """RULES.md §9 E10: a whole 2-player hand with a forced draw chain and a domino; P0 30, P1 -15."""
+    """docs/rules.md §9 E10: a whole 2-player hand with a forced draw chain and a domino; P0 30, P1 -15."""
     game = load(players=2, hand_size=5, episode="hand", returns="points")
     tiles = tile_set(6)
     state = game.new_initial_state()

@@ -1,7 +1,7 @@
-"""Property tests over random games (RULES.md §2-§8, DESIGN.md "Testing layers" 1).
+"""Property tests over random games (docs/rules.md §2-§8, DESIGN.md "Testing layers" 1).
 
 Hypothesis draws a rules object (every player count, partnership on and off, and most options of
-RULES.md §8) and a seed; a seeded ``numpy`` generator then plays random legal actions on the core
+docs/rules.md §8) and a seed; a seeded ``numpy`` generator then plays random legal actions on the core
 :class:`Game` (or the PettingZoo ``raw_env``), and after every step we check the invariants:
 
 * tiles are conserved: hands, board and boneyard partition the whole set, and the boneyard never
@@ -134,7 +134,7 @@ def open_values(board) -> dict[int, int]:
 
 
 def independent_count(board) -> int:
-    """RULES.md §5.1 (and §5.3 for sniff), computed from the arm lists."""
+    """docs/rules.md §5.1 (and §5.3 for sniff), computed from the arm lists."""
     if board.size == 0:
         return 0
     tiles = board.tiles
@@ -213,7 +213,7 @@ class Checker:
                     assert all(d <= 0 for d in ev.deltas), "deduct_own never gains at hand end"
                 if r.hand_end == "winner_takes":
                     assert all(d >= 0 for d in ev.deltas), "winner_takes never deducts"
-                assert list(ev.deltas) == self._expected_deltas(ev), "settlement differs from RULES.md §6.2/§6.3"
+                assert list(ev.deltas) == self._expected_deltas(ev), "settlement differs from docs/rules.md §6.2/§6.3"
                 for side, d in enumerate(ev.deltas):
                     self.scores[side] += d
                 assert list(ev.scores) == self.scores
@@ -264,7 +264,7 @@ class Checker:
             assert r.may_draw_when_able and game.boneyard_size > r.boneyard_reserve
 
     def _expected_deltas(self, ev: Settlement) -> list[int]:
-        """The settlement of RULES.md §6.2 / §6.3, worked out independently of the engine."""
+        """The settlement of docs/rules.md §6.2 / §6.3, worked out independently of the engine."""
         r = self.rules
         k = r.num_sides
         if ev.result == "target":
@@ -328,7 +328,7 @@ class Checker:
             assert ev.points == ev.count // r.score_unit
             if r.score_unit == 1:
                 assert ev.points % 5 == 0
-            # RULES.md §5.2: the largest score of one play is 35 with double-six (7 units of 5)
+            # docs/rules.md §5.2: the largest score of one play is 35 with double-six (7 units of 5)
             if r.max_pip == 6:
                 assert ev.points <= 35 // r.score_unit
         elif ev.count and ev.count % 5 == 0:
@@ -362,7 +362,7 @@ class Checker:
         assert self.game.count() == independent_count(board)
 
     def _check_draws_and_passes(self, new: list) -> None:
-        """RULES.md §3 step 3: a seat draws only when it cannot play, draws from the top of the boneyard,
+        """docs/rules.md §3 step 3: a seat draws only when it cannot play, draws from the top of the boneyard,
         stops at the first playable tile, and passes only when it may not draw any more."""
         game, r = self.game, self.rules
         board = game.board

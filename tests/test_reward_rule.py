@@ -142,9 +142,6 @@ HOMES = {
 #: Names the copies went by.
 COPIES = {"_POINT_SCALE", "_FIT_CAP", "_POINTS_OVER_PIPS", "TRIES", "VIEW_TRIES", "RESAMPLE_TRIES"}
 MODE_TUPLES = {tuple(REWARD_MODES), tuple(EPISODE_MODES)}
-#: Copies awaiting their owner's one-line change (``from ..core.outcome import EPISODE_MODES as EPISODES,
-#: REWARD_MODES as RETURNS``): delete the entry with it.
-NOT_YET = {"allfives_env/openspiel/params.py"}
 
 
 def _sources() -> list[Path]:
@@ -170,7 +167,7 @@ def test_every_constant_and_mode_is_defined_once() -> None:
                         offences.append(f"{where}:{node.lineno}: {name} assigned")
             # a mode tuple spelled out (a tuple, or the arguments of a call such as choice("win", "points"))
             if isinstance(node, (ast.Tuple, ast.List, ast.Call)) and _literal_strings(node) in MODE_TUPLES \
-                    and where != "allfives_env/core/outcome.py" and where not in NOT_YET:
+                    and where != "allfives_env/core/outcome.py":
                 offences.append(f"{where}:{node.lineno}: {_literal_strings(node)} spelled out")
     assert offences == []
 

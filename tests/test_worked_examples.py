@@ -1,4 +1,4 @@
-"""RULES.md §9 worked examples E1-E17 as test vectors, driven through the PettingZoo env.
+"""docs/rules.md §9 worked examples E1-E17 as test vectors, driven through the PettingZoo env.
 
 Every example is played on a fixed deal through ``allfives_v0.raw_env``: ``reset(options={"hands": ...})``
 then ``step(tile_id * 4 + slot)``. Each scripted move is checked to be legal (in the action mask) before
@@ -481,7 +481,7 @@ def test_e9_hand_end_rounding(hand, pips, penalty):
 
 @pytest.mark.parametrize("pips", list(range(0, 40)))
 def test_e9_round5_formula(pips):
-    """§6.2: round5(p) = 5 * floor((p + 2) / 5): remainders 0-2 down, 3-4 up."""
+    """docs/rules.md §6.2: round5(p) = 5 * floor((p + 2) / 5): remainders 0-2 down, 3-4 up."""
     r = Rules()
     want = pips - pips % 5 + (5 if pips % 5 >= 3 else 0)
     assert r.round_pips(pips) == want == 5 * ((pips + 2) // 5)

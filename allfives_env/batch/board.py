@@ -1,4 +1,4 @@
-"""The layout on the table as a small integer vector, for the compiled kernels (RULES.md §4-5).
+"""The layout on the table as a small integer vector, for the compiled kernels (docs/rules.md §4-5).
 
 The same model as :class:`allfives_env.core.board.Board`, which stays the readable reference: a line of
 non-doubles until the first double, which becomes the spinner and turns the layout into four arms
@@ -43,7 +43,7 @@ def open_values(b: np.ndarray) -> int:
 
 @njit(cache=True)
 def count(b: np.ndarray) -> int:
-    """The count of the ends (RULES.md §5.1; §5.3 for ``sniff``); 0 on an empty table."""
+    """The count of the ends (docs/rules.md §5.1; §5.3 for ``sniff``); 0 on an empty table."""
     if b[B_SIZE] == 0:
         return 0
     if b[B_SPINNER] < 0:

@@ -1,4 +1,4 @@
-"""Compiled dealing: each game's random stream, the deal of a hand, and who leads it (RULES.md §2).
+"""Compiled dealing: each game's random stream, the deal of a hand, and who leads it (docs/rules.md §2).
 
 Every game owns its stream (splitmix64, one 64-bit state in its record): game ``i`` of a batch seeded
 ``seed`` starts from a state derived from ``(seed, i)`` alone, so it is dealt the same way whatever

@@ -1,6 +1,6 @@
 """Compiled turns: a play, the forced draws and passes that follow, the settlement and the win check.
 
-A line-by-line port of :class:`allfives_env.core.game.Game`'s stepping (RULES.md §3, §6, §7), on one
+A line-by-line port of :class:`allfives_env.core.game.Game`'s stepping (docs/rules.md §3, §6, §7), on one
 game record at a time: :func:`advance` applies the seat's decision, then runs everything up to the
 next decision, exactly as ``Game.step`` does; the differential tests hold the two to the same events.
 
@@ -203,7 +203,7 @@ def _award(R: np.ndarray, parts: np.ndarray, k: int) -> int:
 
 @njit(cache=True)
 def _winner_takes(g, R: np.ndarray, result: int, dominoer: int, seat_pips: np.ndarray, deltas: np.ndarray) -> None:
-    """RULES.md §6.3: the winner gains the opponents' pips (never a partner's)."""
+    """docs/rules.md §6.3: the winner gains the opponents' pips (never a partner's)."""
     P = R[NUM_PLAYERS]
     sides = R[NUM_SIDES]
     side_pips = np.zeros(4, dtype=np.int64)

@@ -1,6 +1,6 @@
 """The layout on the table: the line, the spinner and its four arms, legal placements and the count.
 
-Model (RULES.md §4-5). Before any double is played the layout is a straight line of non-doubles with
+Model (docs/rules.md §4-5). Before any double is played the layout is a straight line of non-doubles with
 two ends, W and E. The first double to reach the table becomes the spinner; from then on the layout is
 four arms W, E, N, S growing outward from it. A non-lead spinner takes the whole old line as one arm
 (played on the W end, the line becomes its E arm, and the other way round), so the labels keep their
@@ -129,7 +129,7 @@ class Board:
         return mask
 
     def count(self) -> int:
-        """The count of the ends (RULES.md §5.1, and §5.3 for ``sniff``)."""
+        """The count of the ends (docs/rules.md §5.1, and §5.3 for ``sniff``)."""
         ends = self.ends
         if self.spinner < 0:
             return ends[W] + ends[E]  # a line holds no doubles, a lone lead counts both pips
@@ -214,7 +214,7 @@ class Board:
                 self.size = 1
                 self._arms_changed()
             else:
-                self.lead = (tile, hi, lo)  # higher pip on W (RULES.md §4)
+                self.lead = (tile, hi, lo)  # higher pip on W (docs/rules.md §4)
                 self.ends = [hi, lo, 0, 0]
                 self.open_slots = LINE_SLOTS
                 self.size = 1

@@ -5,7 +5,7 @@ choice to make: a legal placement exists, or (under ``may_draw_when_able``) it m
 (forced draws, passes, blocked hands, settlement, dealing the next hand) happens inside ``step`` and is
 written to the public event log :attr:`Game.events`.
 
-Order of operations for a play (RULES.md §3 step 5): place the tile, count the ends, credit the points,
+Order of operations for a play (docs/rules.md §3 step 5): place the tile, count the ends, credit the points,
 check for a win (under ``win_check='immediate'`` the game may end here), settle the hand if the player
 dominoed, then pass the turn on.
 
@@ -429,7 +429,7 @@ class Game:
             self._new_hand()
 
     def _winner_takes(self, result: str, dominoer: int, pips: list[int], deltas: list[int]) -> None:
-        """RULES.md §6.3: the winner gains the opponents' pips (never a partner's)."""
+        """docs/rules.md §6.3: the winner gains the opponents' pips (never a partner's)."""
         r = self.rules
         side_of = self.side_of
         side_pips = [0] * self.num_sides

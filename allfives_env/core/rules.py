@@ -24,8 +24,6 @@ from .tiles import SUPPORTED_MAX_PIPS, tile_set  # noqa: F401  (SUPPORTED_MAX_PI
 from .values import is_integer as _is_int
 
 _short = short_repr
-#: The true/false options, from the option table (kept under this name for the tests that read it).
-_BOOL_OPTIONS = SWITCHES
 
 
 def _plain(value: Any) -> Any:

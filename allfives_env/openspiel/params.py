@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
 from ..core.errors import RulesError, short_repr
+from ..core.outcome import EPISODE_MODES as EPISODES, REWARD_MODES as RETURNS
 from ..core.options import OPTION, OPTIONS, Option, Param, top_scoring_count
 from ..core.rules import Rules
 from ..core.tiles import tile_set
@@ -51,8 +52,6 @@ DEFAULTS: dict[str, Any] = {
     "scored": "",
 }
 
-EPISODES = ("game", "hand")
-RETURNS = ("win", "points")
 #: The largest value of OpenSpiel's C++ ``int``: integer parameters, ``MaxGameLength``,
 #: ``MaxChanceNodesInHistory`` and their sum ``MaxHistoryLength`` are all of that type.
 INT_MAX = 2**31 - 1

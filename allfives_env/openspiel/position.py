@@ -25,25 +25,9 @@ from ..core.events import HandStart, Play
 from ..core.rules import Rules
 from ..core.view import PlayerView
 from .game import SHORT_NAME, AllFivesGame, AllFivesState
+from .params import rules_params
 from .resample import GUESS_TRIES
 from .sampler import replay_a_guess, transcript_from_events
-
-
-def rules_params(rules: Rules) -> dict[str, Any]:
-    """The ``python_allfives`` parameters of a rules object (the inverse of :func:`.params.make_config`)."""
-    d = rules.to_dict()
-    out = {name: d[name] for name in (
-        "max_pip", "hand_end", "spinner_count", "boneyard_reserve", "first_leader", "no_double_fallback",
-        "must_lead_it", "after_block", "may_draw_when_able", "spinner_sides_first",
-        "lead_scores", "score_unit", "min_first_score", "rounding", "bonus_round", "blocked_award", "allow_negative",
-        "win_check", "exact_target")}
-    out["players"] = rules.num_players
-    out["partnership"] = "on" if rules.partnership else "off"
-    out["hand_size"] = int(rules.hand_size)  # type: ignore[arg-type]
-    out["target"] = int(rules.target)  # type: ignore[arg-type]
-    out["max_draws_per_turn"] = rules.max_draws_per_turn or 0
-    out["max_hands"] = rules.max_hands or 200
-    return out
 
 
 @lru_cache(maxsize=64)
