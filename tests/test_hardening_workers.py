@@ -88,6 +88,19 @@ def _workers(proc: subprocess.Popen[str], count: int = 2, timeout: float = TIMEO
     pytest.fail(f"no {count} workers appeared (found {_children(proc.pid)})")
 
 
+def _busy(pid: int, cpu_seconds: float = 0.5, timeout: float = TIMEOUT) -> None:
+    """Wait until worker ``pid`` has spent ``cpu_seconds`` of CPU: it is then playing a set (a fixed sleep is
+    not enough on a loaded machine, where a worker may still be starting when it is killed)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        if (int(fields[11]) + int(fields[12])) / tick >= cpu_seconds:  # utime + stime
+            return
+        time.sleep(0.05)
+    pytest.fail(f"worker {pid} did not start playing within {timeout} s")
+
+
 def _gone(pids: list[int], timeout: float = 10) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -109,7 +122,7 @@ def test_a_killed_worker_ends_the_command_at_once_naming_it() -> None:
     """``kill -9`` of a worker: the command used to wait forever for the lost sets."""
     proc = _command(LONG)
     victim = _workers(proc)[0]
-    time.sleep(0.5)
+    _busy(victim)
     os.kill(victim, signal.SIGKILL)
     start = time.monotonic()
     code, _, err = _finish(proc)
