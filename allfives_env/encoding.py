@@ -44,12 +44,13 @@ trained with them records it and its agent computes them itself.
 Actions: ``action = tile_id * 4 + slot`` (see :mod:`allfives_env.core.actions`); the mask is an
 ``int8`` vector over every action id, all zeros for a seat that is not to act.
 
-:func:`observation_table` prints this layout with the offsets for a given rules object.
+:func:`observation_table` prints this layout with the offsets for a given rules object. The slices
+are declared once, in :data:`OBSERVATION_PIECES`, which both engines read.
 """
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Callable, NamedTuple, Optional
 
 import numpy as np
 
@@ -62,7 +63,7 @@ from .core.view import PlayerView
 from .analysis import DOMINO, WINS, placement_features
 
 __all__ = [
-    "ACTION_FEATURES", "ObservationEncoder", "action_name", "decode_action", "encode_action", "num_actions", "observation_table",
+    "ACTION_FEATURES", "OBSERVATION_PIECES", "ObservationEncoder", "Piece", "action_name", "decode_action", "encode_action", "num_actions", "observation_table",
     "parse_action",
 ]
 
@@ -75,6 +76,39 @@ ACTION_FEATURES = ("legal", "wins", "domino", "now", "deny", "p_lose", "block", 
                    "double")
 #: Upper bound of the ``features`` slice in the observation space (deny can reach (48 + 60) / 20).
 ACTION_FEATURE_HIGH = 8.0
+
+
+class Piece(NamedTuple):
+    """One named slice of the observation: its size from (players, tiles, values) and what it holds.
+    ``optional`` pieces are present only with ``action_features=True``."""
+
+    name: str
+    size: Callable[[int, int, int], int]
+    meaning: str
+    optional: bool = False
+
+
+#: The observation's slices, in order: the one declaration that :class:`ObservationEncoder` (offsets,
+#: writers), the compiled :class:`~allfives_env.batch.observe.BatchObserver` (its slice order),
+#: :func:`observation_table` (``allfives layout``) and the docs read. A new piece is one entry here plus
+#: its writer in each engine; ``tests/test_batch_observe.py`` compares the two writers value for value.
+OBSERVATION_PIECES: tuple[Piece, ...] = (
+    Piece("hand", lambda P, T, V: T, "1 if the observer holds tile t"),
+    Piece("board", lambda P, T, V: T * P, "1 at [t, k] if tile t is on the table, played by relative seat k"),
+    Piece("ends", lambda P, T, V: 4 * (V + 3), "per end W, E, N, S: open value one-hot, open, counted, double"),
+    Piece("spinner", lambda P, T, V: V + 2, "a spinner is down; its value one-hot; its own 2v still counts"),
+    Piece("count", lambda P, T, V: 2, "the count / (8 x max_pip); 1 if the count scores"),
+    Piece("boneyard", lambda P, T, V: 2, "boneyard size / T; tiles that may still be drawn / T"),
+    Piece("hand_sizes", lambda P, T, V: P - 1, "each other seat's hand size / T"),
+    Piece("voids", lambda P, T, V: (P - 1) * V, "1 at [k, v] if relative seat k is known to lack v"),
+    Piece("scores", lambda P, T, V: P, "each relative seat's side's score / target, clipped to [-2, 2]"),
+    Piece("scored", lambda P, T, V: P, "1 if that seat's side has scored (min_first_score)"),
+    Piece("partners", lambda P, T, V: P, "1 if relative seat k is on the observer's side"),
+    Piece("lead", lambda P, T, V: 1, "1 if the board is empty (the observer is leading)"),
+    Piece("features", lambda P, T, V: 4 * T * len(ACTION_FEATURES), "per placement id, the action features",
+          optional=True),
+)
+
 #: Count points -> the ``features`` slice (``now``, ``deny``, ``follow``).
 POINT_SCALE = 1.0 / 20.0
 #: The ``fit`` feature: kept tiles that fit the new ends, over this (3 or more reads as 1).
@@ -98,13 +132,8 @@ class ObservationEncoder:
         P = self.P = rules.num_players
         T = self.T = tiles.size
         V = self.V = tiles.num_values
-        sizes = [
-            ("hand", T), ("board", T * P), ("ends", 4 * (V + 3)), ("spinner", V + 2), ("count", 2),
-            ("boneyard", 2), ("hand_sizes", P - 1), ("voids", (P - 1) * V), ("scores", P), ("scored", P),
-            ("partners", P), ("lead", 1),
-        ]
-        if self.action_features:
-            sizes.append(("features", 4 * T * len(ACTION_FEATURES)))
+        sizes = [(piece.name, piece.size(P, T, V)) for piece in OBSERVATION_PIECES
+                 if self.action_features or not piece.optional]
         self.slices: dict[str, slice] = {}
         offset = 0
         for name, size in sizes:

@@ -17,7 +17,7 @@ from allfives_env.batch import BatchGame
 from allfives_env.batch.observe import BatchObserver
 from allfives_env.core import Deal, Game, Rules
 from allfives_env.core.errors import BatchError, RulesError
-from allfives_env.encoding import ObservationEncoder
+from allfives_env.encoding import OBSERVATION_PIECES, ObservationEncoder
 from allfives_env.rule_sampler import random_rules
 
 
@@ -130,3 +130,20 @@ def test_an_observer_refuses_a_batch_of_other_rules_and_a_wrong_out() -> None:
         BatchObserver(Rules()).observe(batch)
     with pytest.raises(BatchError, match="out must be"):
         BatchObserver(batch.rules).observe(batch, out=np.zeros((2, 5), np.float32))
+
+
+@pytest.mark.parametrize("players,max_pip", [(2, 6), (3, 9), (4, 12)])
+def test_both_engines_read_the_one_declaration_of_the_observation_pieces(players: int, max_pip: int) -> None:
+    """``OBSERVATION_PIECES`` is the layout: the encoder's slices follow it in order and size, and the
+    compiled observer's offsets are those slices' starts, piece for piece (the optional ``features`` too)."""
+    rules = Rules(num_players=players, max_pip=max_pip)
+    for features in (False, True):
+        encoder = ObservationEncoder(rules, features)
+        pieces = [p for p in OBSERVATION_PIECES if features or not p.optional]
+        tiles = encoder.tiles
+        assert list(encoder.slices) == [p.name for p in pieces]
+        assert [s.stop - s.start for s in encoder.slices.values()] == [
+            p.size(players, tiles.size, tiles.num_values) for p in pieces]
+        observer = BatchObserver(rules, features)
+        assert observer.offsets.tolist() == [encoder.slices[p.name].start if p.name in encoder.slices else -1
+                                             for p in OBSERVATION_PIECES]

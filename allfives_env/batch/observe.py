@@ -23,7 +23,7 @@ from .jit import njit
 from ..core.errors import BatchError, RulesError, short_repr
 from ..core.rules import Rules
 from ..analysis import GAME_WINNING_REPLY_COST
-from ..encoding import ACTION_FEATURES, FIT_CAP, POINT_SCALE, SCORE_CLIP, ObservationEncoder
+from ..encoding import ACTION_FEATURES, FIT_CAP, OBSERVATION_PIECES, POINT_SCALE, SCORE_CLIP, ObservationEncoder
 from .analysis import (
     ACTIONS, BLOCK, DENY, DOUBLE, DOMINO, FIT, FOLLOW, KIND, NOW, P_LOSE, PIPS, SHOWN, WINS, make_work, placement_rows,
 )
@@ -35,9 +35,10 @@ from .layout import (
 )
 from .play import side_of
 
-#: The slices of the observation, in the order of the offsets vector the kernels read.
-SLICES = ("hand", "board", "ends", "spinner", "count", "boneyard", "hand_sizes", "voids", "scores", "scored",
-          "partners", "lead", "features")
+#: The slices of the observation, in the order of the offsets vector the kernels read: the encoder's
+#: declaration (:data:`~allfives_env.encoding.OBSERVATION_PIECES`). A new piece there fails the unpacking
+#: below until its writer is added here too.
+SLICES = tuple(piece.name for piece in OBSERVATION_PIECES)
 (O_HAND, O_BOARD, O_ENDS, O_SPINNER, O_COUNT, O_BONEYARD, O_SIZES, O_VOIDS, O_SCORES, O_SCORED, O_PARTNERS,
  O_LEAD, O_FEATURES) = range(len(SLICES))
 _F = len(ACTION_FEATURES)
