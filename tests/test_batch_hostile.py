@@ -241,3 +241,39 @@ def test_random_hostile_calls_raise_only_typed_errors_and_change_nothing_when_re
             assert np.array_equal(batch._log, log), f"a refused {op[0]} changed a decision log"
     for i in range(N):  # whatever was accepted left every game a valid one: its replay verifies in the core
         load_replay(batch.replay(i))
+
+
+def test_the_search_functions_check_what_they_hand_their_kernels() -> None:
+    """Candidates, counts, the hidden tiles and a record index the search kernels' tables: each is checked
+    first (a tile id of 999 in a boneyard guess once reached the kernel)."""
+    from allfives_env.agents import PlayerView
+    from allfives_env.agents.search import sample_hidden
+    from allfives_env.batch.search import guess_position, search_values, step_position
+    from allfives_env.core.errors import DealError
+    from helpers import positions
+
+    game = positions(Rules(), 5, 1)[0]
+    view = PlayerView(game, game.current)
+    hands, boneyard = sample_hidden(view, np.random.default_rng(0))
+    legal = list(view.legal)
+    assert search_values(view, legal, 1, hidden=(hands, iter(boneyard))).shape == (len(legal),)  # any iterable
+    for bad in ([], [legal[0], legal[0]], [999], [1.5], "abc"):
+        with pytest.raises((IllegalActionError, BatchError)):
+            search_values(view, bad, 1)
+    for samples in (0, -1, 1.5, True, 10**9):
+        with pytest.raises(BatchError, match="samples"):
+            search_values(view, legal, samples)
+    for hidden_boneyard in ([999] + list(boneyard)[1:], list(boneyard)[:-1], 5, None):
+        with pytest.raises(DealError):
+            search_values(view, legal, 1, hidden=(hands, hidden_boneyard))
+    with pytest.raises(BatchError, match="rollout"):
+        search_values(view, legal, 1, rollout="nope")
+    rec = guess_position(view, seed=1)
+    before = rec.copy()
+    with pytest.raises(IllegalActionError, match="not legal"):
+        step_position(rec, view.rules, 10**6)
+    with pytest.raises(BatchError, match="rec"):
+        step_position(np.zeros(1, np.int64), view.rules, legal[0])  # not a record of this set
+    with pytest.raises(BatchError, match="rec"):
+        step_position(guess_position(view, seed=1).copy(), Rules(max_pip=9), legal[0])  # another set's record
+    assert same_state(rec, before)

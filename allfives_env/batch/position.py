@@ -147,9 +147,10 @@ def check_hidden(view: PlayerView, other_hands: Mapping[int, int], boneyard: Seq
             raise DealError(f"other_hands[{s}] shares tiles with another seat's hand")
         placed |= mask
     try:
-        bone = [int(t) for t in boneyard] if all(is_integer(t) for t in boneyard) else None
+        given = list(boneyard)  # once: an iterator would be used up by the check
     except TypeError:  # not iterable
-        bone = None
+        given = None
+    bone = [int(t) for t in given] if given is not None and all(is_integer(t) for t in given) else None
     rest = unseen & ~placed
     if bone is None or len(bone) != view.boneyard_size or len(set(bone)) != len(bone) \
             or any(not 0 <= t < tiles.size or not rest >> t & 1 for t in bone):

@@ -482,8 +482,6 @@ def step_position(rec: np.ndarray, rules: Rules, action: int) -> None:
     if not isinstance(rules, Rules):
         raise RulesError(f"rules must be a Rules object, got {short_repr(rules)}")
     rec = kernel_buffer(rec, "rec (a one-game record)", (1,), record_dtype(rules.max_pip))
-    if not is_integer(action):
-        raise IllegalActionError(f"action={short_repr(action)} is not allowed: give a legal action id")
     acts = integer_values([action], "action", (1,), error=IllegalActionError)
     if rec[0]["over"] or first_illegal(rec, acts) >= 0:
         legal = sorted(int(a) for a in rec[0]["legal"][:rec[0]["n_legal"]]) if not rec[0]["over"] else []

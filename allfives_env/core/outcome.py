@@ -70,4 +70,5 @@ def _share(mine: Any, total: Any, sides: int, scale: float, inverse: bool) -> An
 def zero_sum_share(gains: Sequence[int], side: int) -> float:
     """``side``'s ``"points"`` share (unscaled) of one stretch: its gain minus the mean gain of the other
     sides. The one-side form of :func:`side_rewards` for the Python search's rollouts."""
-    return side_rewards("points", list(gains))[side]
+    gains = list(gains)
+    return _share(gains[side], sum(gains), len(gains), 1.0, False)
