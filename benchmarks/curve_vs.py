@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     from allfives_env.evaluation import evaluate
     from allfives_env.policy import read_policy_header
 
-    from training.report import HISTORY_FIELDS, history_row, plot_learning_curve
+    from allfives_training.report import HISTORY_FIELDS, history_row, plot_learning_curve
 
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("run", type=Path, help="a finished run directory")

@@ -49,7 +49,7 @@ ROWS = {
 
 def run_row(name: str, steps: int, games: int, seed: int) -> dict:
     """Train one row's config from random weights and evaluate it against ``greedy``."""
-    from training.train import train
+    from allfives_training.train import train
 
     what, overrides = ROWS[name]
     extra = [f"total_steps={steps}", f"evaluation.final_games={games}", f"seed={seed}"]

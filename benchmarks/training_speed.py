@@ -34,8 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 def measure(config: str, steps: int, overrides: list[str]) -> dict:
     """Train ``steps`` env steps (rounded up to whole rollouts) after one warm-up rollout; time it."""
-    from training.config import load_config, rollout_size
-    from training.train import Trainer
+    from allfives_training.config import load_config, rollout_size
+    from allfives_training.train import Trainer
 
     cfg = load_config(config, overrides + ["imitation.teacher=null", "league.enabled=false",
                                            "output.tensorboard=false", "output.progress=false"])

@@ -4,15 +4,12 @@ batch opponents, the league's policy files, and MaskablePPO training on it."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # training/ is a top-level folder of the repository
-    sys.path.insert(0, str(ROOT))
 
 pytest.importorskip("stable_baselines3")
 pytest.importorskip("sb3_contrib")
@@ -24,7 +21,7 @@ from allfives_env.core.replay import load_replay  # noqa: E402
 from allfives_env.core.rules import Rules  # noqa: E402
 from allfives_env.encoding import ObservationEncoder  # noqa: E402
 from allfives_env.single_seat import AllFivesSingleSeatEnv  # noqa: E402
-from training.batch_vec_env import BatchSingleSeatVecEnv, batch_spec_problem  # noqa: E402
+from allfives_training.batch_vec_env import BatchSingleSeatVecEnv, batch_spec_problem  # noqa: E402
 
 TWO = Rules(num_players=2, target=60)
 
@@ -230,7 +227,7 @@ def test_a_policy_file_plays_as_its_agent_does() -> None:
     from allfives_env.agents.policy import ShippedPolicyAgent
     from allfives_env.agents.base import PlayerView
     from allfives_env.agents.registry import make_agent
-    from training.batch_vec_env import make_batch_opponent
+    from allfives_training.batch_vec_env import make_batch_opponent
 
     env = _env(6, record=True, opponents=["random"])
     env.reset()
@@ -258,7 +255,7 @@ def test_maskable_ppo_learns_a_few_steps_on_it() -> None:
 
 
 def test_a_training_run_with_the_league_on_the_batch_vec_env(tmp_path: Path) -> None:
-    from training.train import train
+    from allfives_training.train import train
 
     summary = train(ROOT / "configs" / "tiny.yaml", run_dir=str(tmp_path / "run"), progress=False,
                     overrides=["vec_env=batch", "output.tensorboard=false", "output.plot=false",

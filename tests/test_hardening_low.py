@@ -59,9 +59,9 @@ def test_a_python2_header_is_a_policy_error_where_warnings_are_errors(tmp_path: 
 
 
 def test_a_crafted_header_in_a_recorded_imitation_part_is_recorded_again(tmp_path: Path) -> None:
-    """``training.imitation._load_part`` catches the policy reader's error set: a part whose header is
+    """``allfives_training.imitation._load_part`` catches the policy reader's error set: a part whose header is
     crafted is reported unreadable (and so recorded again), not a crash of the run."""
-    imitation = pytest.importorskip("training.imitation")
+    imitation = pytest.importorskip("allfives_training.imitation")
     path = tmp_path / "part.npz"
     with zipfile.ZipFile(path, "w") as archive:
         archive.writestr("identity.npy", _npy(CRAFTED_HEADERS["tokenize_eof"]))

@@ -32,8 +32,8 @@ from allfives_env.core.errors import AllFivesError  # noqa: E402
 from tests.test_hardening_training import (  # noqa: E402,F401 (trained, run: fixtures)
     STEM, TINY, _edit_state, _resume, _rewrite_tensors, _snapshot, _write_state, run, trained,
 )
-from training.checkpoint import CheckpointError  # noqa: E402
-from training.train import latest_checkpoint, main  # noqa: E402
+from allfives_training.checkpoint import CheckpointError  # noqa: E402
+from allfives_training.train import latest_checkpoint, main  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 HANG_SECONDS = 20  # a refused file is refused in well under a second; the old code waited forever
@@ -115,7 +115,7 @@ def test_a_link_to_dev_zero_as_the_tensors_file_is_refused_before_any_read(run: 
     path = run / "checkpoints" / f"{STEM}.safetensors"
     path.unlink()
     path.symlink_to("/dev/zero")
-    proc = subprocess.run([sys.executable, "-m", "training.train", "--resume", str(run), "--set", "total_steps=1024",
+    proc = subprocess.run([sys.executable, "-m", "allfives_training.train", "--resume", str(run), "--set", "total_steps=1024",
                            "--no-progress"], cwd=ROOT, capture_output=True, text=True, timeout=120,
                           preexec_fn=_limit_memory)
     assert proc.returncode == 2, proc.stderr[-3000:]
@@ -132,7 +132,7 @@ def test_checkpoints_being_a_file_is_an_error_not_a_restart(run: Path) -> None:
 def test_a_run_without_any_checkpoint_still_starts_from_step_0_and_says_so(run: Path,
                                                                             capsys: pytest.CaptureFixture) -> None:
     """What a run killed before its first checkpoint looks like (the warm start's case): not refused."""
-    from training.train import train
+    from allfives_training.train import train
 
     shutil.rmtree(run / "checkpoints")
     train(TINY, resume=str(run), overrides=["total_steps=256", "output.tensorboard=false", "evaluation.every=0",
@@ -232,8 +232,8 @@ def test_an_optimizer_state_unlike_the_configs_is_refused(run: Path, damage: str
 
 def test_the_learning_rate_may_change_on_resume_and_the_configs_is_loaded(run: Path) -> None:
     """The divergence message advises ``--resume --set ppo.learning_rate=...``: that still works."""
-    from training.config import load_config
-    from training.train import Trainer
+    from allfives_training.config import load_config
+    from allfives_training.train import Trainer
 
     step, tensors_path, state = latest_checkpoint(run)
     cfg = load_config(run / "config.yaml", ["ppo.learning_rate=1e-5"])
@@ -250,7 +250,7 @@ def test_the_learning_rate_may_change_on_resume_and_the_configs_is_loaded(run: P
 # ---------------------------------------------------------------------------------------------- the league
 def test_a_damaged_league_snapshot_is_refused_before_any_worker_starts(run: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    import training.train as sb3_train
+    import allfives_training.train as sb3_train
 
     state = json.loads(_state_path(run).read_text())
     snapshot = run / state["league"]["snapshots"][-1]["path"]
@@ -284,8 +284,8 @@ def test_a_damaged_newest_checkpoint_names_the_older_one_and_following_the_advic
 
 @pytest.mark.parametrize("how", ["--resume", "--config"])
 def test_a_named_pipe_as_the_config_is_refused_not_waited_on(run: Path, how: str) -> None:
-    from training.config import ConfigError
-    from training.train import train
+    from allfives_training.config import ConfigError
+    from allfives_training.train import train
 
     config = run / "config.yaml"
     unblock = _fifo_in_place_of(config)
@@ -298,7 +298,7 @@ def test_a_named_pipe_as_the_config_is_refused_not_waited_on(run: Path, how: str
 
 
 def test_train_rllib_also_refuses_checkpoints_being_a_file(tmp_path: Path) -> None:
-    from training.rllib.train import latest_rllib_checkpoint
+    from allfives_training.rllib.train import latest_rllib_checkpoint
 
     (tmp_path / "checkpoints").write_text("not a folder")
     with pytest.raises(CheckpointError, match="checkpoints is not a directory"):

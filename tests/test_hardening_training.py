@@ -15,7 +15,6 @@ import io
 import json
 import pickle
 import shutil
-import sys
 import zipfile
 from pathlib import Path
 from typing import Callable
@@ -28,13 +27,11 @@ pytest.importorskip("yaml")
 safetensors_torch = pytest.importorskip("safetensors.torch")
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # training/ is a top-level folder of the repository
-    sys.path.insert(0, str(ROOT))
 
 from allfives_env.core.errors import AllFivesError  # noqa: E402
-from training.checkpoint import CheckpointError  # noqa: E402
-from training.config import ConfigError, load_config  # noqa: E402
-from training.train import Trainer, latest_checkpoint, main, train  # noqa: E402
+from allfives_training.checkpoint import CheckpointError  # noqa: E402
+from allfives_training.config import ConfigError, load_config  # noqa: E402
+from allfives_training.train import Trainer, latest_checkpoint, main, train  # noqa: E402
 
 TINY = ROOT / "configs" / "tiny.yaml"
 FAST = ["total_steps=512", "vec_env=dummy", "output.tensorboard=false", "output.plot=false",
@@ -373,7 +370,7 @@ def test_the_missing_dependency_hint_installs_cpu_torch_first(command: str, monk
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     import argparse
 
-    import training.train as sb3_train
+    import allfives_training.train as sb3_train
 
     monkeypatch.setattr(sb3_train, "importable", lambda module: module != "torch")
     args = argparse.Namespace(print_config=False, config=str(TINY), overrides=[], run_dir=None, resume=None,
@@ -381,7 +378,7 @@ def test_the_missing_dependency_hint_installs_cpu_torch_first(command: str, monk
     if command == "train":
         assert sb3_train.run_train(args) == 2
     else:
-        from training.rllib.train import run_train_rllib
+        from allfives_training.rllib.train import run_train_rllib
 
         assert run_train_rllib(args) == 2
     err = capsys.readouterr().err

@@ -96,7 +96,7 @@ def _kill_parent_and_check_workers(cmd: list[str], workers: int, ready: str = ""
 
 
 def test_the_batched_vec_env_workers_die_with_a_killed_trainer(tmp_path: Path) -> None:
-    cmd = [sys.executable, "-m", "training.train", "--config", str(TINY), "--run-dir", str(tmp_path / "run"),
+    cmd = [sys.executable, "-m", "allfives_training.train", "--config", str(TINY), "--run-dir", str(tmp_path / "run"),
            "--no-progress", "--set", "vec_env=batched", "--set", "workers=2", "--set", "total_steps=100000000",
            "--set", "evaluation.at_start=false", "--set", "evaluation.every=0", "--set", "output.tensorboard=false"]
     _kill_parent_and_check_workers(cmd, workers=2)
@@ -110,8 +110,8 @@ def test_stable_baselines3_subproc_workers_die_with_their_parent() -> None:
     body = """
         import functools, sys, time
         from allfives_env.core.rules import Rules
-        from training.league import make_env
-        from training.vec_env import make_vec_env
+        from allfives_training.league import make_env
+        from allfives_training.vec_env import make_vec_env
         fn = functools.partial(make_env, {"rules": Rules()}, ["random"], [1.0])
         env = make_vec_env([fn, fn], "subproc")
         env.reset()
@@ -124,7 +124,7 @@ def test_stable_baselines3_subproc_workers_die_with_their_parent() -> None:
 def test_the_imitation_recording_pool_dies_with_its_parent() -> None:
     body = """
         from allfives_env.core.rules import Rules
-        from training.imitation import collect_demonstrations
+        from allfives_training.imitation import collect_demonstrations
         print("ready", flush=True)
         collect_demonstrations({"rules": Rules()}, {"random": 1.0}, "greedy", 10**6, 0, 0.99, processes=2)
     """

@@ -19,9 +19,9 @@ from allfives_env.agents import make_agent  # noqa: E402
 from allfives_env.core import Rules  # noqa: E402
 from allfives_env.policy import read_policy_header  # noqa: E402
 from allfives_env.single_seat import AllFivesSingleSeatEnv  # noqa: E402
-from training.config import ConfigError, load_config  # noqa: E402
-from training.imitation import collect_demonstrations, imitate  # noqa: E402
-from training.train import train  # noqa: E402
+from allfives_training.config import ConfigError, load_config  # noqa: E402
+from allfives_training.imitation import collect_demonstrations, imitate  # noqa: E402
+from allfives_training.train import train  # noqa: E402
 
 TINY = ROOT / "configs" / "tiny.yaml"
 ENV = {"rules": Rules(num_players=2, target=60), "reward": "win", "action_features": True}
@@ -122,7 +122,7 @@ def test_imitation_config_errors(tmp_path: Path) -> None:
 
 def test_recorded_parts_are_kept_and_loaded_instead_of_played_again(tmp_path: Path,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    import training.imitation as imitation
+    import allfives_training.imitation as imitation
 
     args = (ENV, {"random": 1.0}, "greedy", 300)
     keep = tmp_path / "demos"

@@ -11,7 +11,7 @@ pytest.importorskip("sb3_contrib")
 
 from sb3_contrib.common.maskable.distributions import MaskableCategorical  # noqa: E402
 
-from training.masked_distribution import FastMaskableCategorical, FastMaskablePolicy  # noqa: E402
+from allfives_training.masked_distribution import FastMaskableCategorical, FastMaskablePolicy  # noqa: E402
 
 
 def _batch(seed: int, rows: int = 256, actions: int = 113, scale: float = 3.0):

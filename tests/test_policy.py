@@ -19,7 +19,7 @@ from allfives_env.evaluation import evaluate
 from allfives_env.policy import POLICY_FORMAT, PolicyError, load_policy, read_policy_header
 from allfives_env.single_seat import AllFivesSingleSeatEnv
 from tests.helpers import learner_observations, with_other_hidden_tiles
-from training.export import export_policy
+from allfives_training.export import export_policy
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -15,9 +15,9 @@ pytest.importorskip("yaml")
 from allfives_env.agents import make_agent  # noqa: E402
 from allfives_env.core import IllegalActionError, Rules  # noqa: E402
 from allfives_env.policy import read_policy_header  # noqa: E402
-from training.config import ConfigError  # noqa: E402
-from training.rllib.config import validate_rllib_config  # noqa: E402
-from training.rllib.env import AllFivesMultiAgentEnv  # noqa: E402
+from allfives_training.config import ConfigError  # noqa: E402
+from allfives_training.rllib.config import validate_rllib_config  # noqa: E402
+from allfives_training.rllib.env import AllFivesMultiAgentEnv  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.filterwarnings("ignore:.*Overriding environment rllib-multi-agent-env")
@@ -92,7 +92,7 @@ def test_config_errors_name_the_key() -> None:
     with pytest.raises(ConfigError, match=r"opponents: unknown agent 'nobody'"):
         validate_rllib_config({"opponents": {"nobody": 1}})
     for name in ("rllib_selfplay.yaml", "rllib_baselines.yaml"):
-        from training.rllib.config import load_rllib_config
+        from allfives_training.rllib.config import load_rllib_config
 
         load_rllib_config(ROOT / "configs" / name)
 
@@ -103,7 +103,7 @@ def test_module_masks_illegal_actions_and_exports_the_same_logits(tmp_path: Path
     from ray.rllib.core.columns import Columns
 
     from allfives_env.policy import load_policy
-    from training.rllib.module import MaskedPPOModule, export_module
+    from allfives_training.rllib.module import MaskedPPOModule, export_module
 
     env = AllFivesMultiAgentEnv({"rules": {"num_players": 2}, "action_features": True})
     space, actions = env.observation_spaces["player_0"], env.action_spaces["player_0"]
@@ -166,7 +166,7 @@ class _Lines:
 def test_one_tiny_iteration_trains_evaluates_exports_and_checkpoints(tmp_path: Path, config: str, extra: list[str],
                                                                      modules: list[str]) -> None:
     from allfives_env.match import play_game
-    from training.rllib.train import train_rllib
+    from allfives_training.rllib.train import train_rllib
 
     run = tmp_path / "run"
     out = _Lines()
@@ -188,7 +188,7 @@ def test_a_run_resumes_from_its_checkpoint(tmp_path: Path, monkeypatch: pytest.M
     """Resuming sets exactly the saved weights and Adam moments (no pickle: safetensors + JSON)."""
     from safetensors.torch import load_file
 
-    from training.rllib.train import RLlibRun, latest_rllib_checkpoint, train_rllib
+    from allfives_training.rllib.train import RLlibRun, latest_rllib_checkpoint, train_rllib
 
     run = tmp_path / "run"
     first = train_rllib(ROOT / "configs" / "rllib_selfplay.yaml", run_dir=str(run), out=_Lines(), overrides=TINY)
@@ -247,9 +247,9 @@ def test_resume_never_unpickles_and_refuses_what_it_cannot_check(tmp_path: Path,
     damaged or foreign state file, with a CheckpointError naming the file, before Ray starts."""
     import yaml
 
-    from training.checkpoint import CheckpointError
-    from training.schema import apply_overrides
-    from training.rllib.train import train_rllib
+    from allfives_training.checkpoint import CheckpointError
+    from allfives_training.schema import apply_overrides
+    from allfives_training.rllib.train import train_rllib
 
     run, marker = tmp_path / "run", tmp_path / "PAYLOAD_RAN"
     (run / "checkpoints").mkdir(parents=True)

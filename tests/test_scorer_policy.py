@@ -19,9 +19,9 @@ from allfives_env.core import Rules  # noqa: E402
 from allfives_env.encoding import ACTION_FEATURES, ObservationEncoder  # noqa: E402
 from allfives_env.policy import PolicyError, load_policy, read_policy_header  # noqa: E402
 from allfives_env.single_seat import AllFivesSingleSeatEnv  # noqa: E402
-from training.config import ConfigError, validate_config  # noqa: E402
-from training.export import export_policy  # noqa: E402
-from training.scorer_policy import ScoredMaskablePolicy, scorer_spec  # noqa: E402
+from allfives_training.config import ConfigError, validate_config  # noqa: E402
+from allfives_training.export import export_policy  # noqa: E402
+from allfives_training.scorer_policy import ScoredMaskablePolicy, scorer_spec  # noqa: E402
 from tests.helpers import learner_observations  # noqa: E402
 
 
@@ -67,7 +67,7 @@ def test_export_reproduces_the_torch_logits_and_actions(tmp_path: Path, options:
 
 def test_checkpoint_round_trip_keeps_the_scorer(tmp_path: Path) -> None:
     """The run's checkpoint format (safetensors, no pickle) carries the scorer's weights by name."""
-    from training.checkpoint import check_module, module_tensors, read_tensors, write_tensors
+    from allfives_training.checkpoint import check_module, module_tensors, read_tensors, write_tensors
 
     rules = Rules(num_players=2)
     model, env = _model(rules, [8])

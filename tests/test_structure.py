@@ -27,8 +27,14 @@ def modules(root: Path) -> Iterator[Path]:
     yield from sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts)
 
 
+#: The installed name of each top-level folder (pyproject.toml's package-dir: training/ installs as
+#: allfives_training, so that it cannot collide with another project's "training").
+INSTALLED_AS = {"allfives_env": "allfives_env", "training": "allfives_training"}
+
+
 def module_name(path: Path) -> str:
     parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    parts[0] = INSTALLED_AS[parts[0]]
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
@@ -112,6 +118,28 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str]:
     return []
 
 
+def test_no_module_imports_training_by_its_folder_name() -> None:
+    # the folder name is not a package once installed: "import training" would fail, or find another
+    # project's package of that name
+    for root in (PACKAGE, TRAINING, ROOT / "tests", ROOT / "benchmarks", ROOT / "examples"):
+        for path in modules(root) if root.exists() else ():
+            tree = ast.parse(path.read_text())
+            for node in ast.walk(tree):
+                names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                         else [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+                assert not any(n == "training" or n.startswith("training.") for n in names), path
+
+
+def test_pyproject_lists_every_package() -> None:
+    import tomllib
+
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    folders = {module_name(p.parent / "__init__.py") for root in (PACKAGE, TRAINING) for p in root.rglob("__init__.py")
+               if "__pycache__" not in p.parts}
+    assert sorted(setuptools["packages"]) == sorted(folders)
+    assert setuptools["package-dir"] == {"allfives_training": "training"}
+
+
 def test_the_import_graph_has_no_cycles() -> None:
     graph = import_graph(PACKAGE)
     graph.update(import_graph(TRAINING))
@@ -123,7 +151,7 @@ def test_the_library_never_imports_training() -> None:
     for name, imports in import_graph(PACKAGE).items():
         if name.startswith("allfives_env.cli"):
             continue
-        assert not any(i.startswith("training") for i in imports), f"{name} imports training"
+        assert not any(i.startswith("allfives_training") for i in imports), f"{name} imports training"
 
 
 def test_the_core_imports_nothing_above_it() -> None:
@@ -169,7 +197,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("games between agents", ("allfives_env.single_seat", "allfives_env.match", "allfives_env.play")),
     ("evaluation", ("allfives_env.evaluation", "allfives_env.evaluation.*")),
     ("openspiel", ("allfives_env.openspiel", "allfives_env.openspiel.*")),
-    ("training", ("training", "training.*")),
+    ("training", ("allfives_training", "allfives_training.*")),
     ("command line", ("allfives_env.cli", "allfives_env.cli.*", "allfives_env.__main__")),
 ]
 

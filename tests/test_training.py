@@ -18,14 +18,12 @@ pytest.importorskip("sb3_contrib")
 pytest.importorskip("yaml")
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:  # training/ is a top-level folder of the repository
-    sys.path.insert(0, str(ROOT))
 
 from allfives_env.agents import make_agent  # noqa: E402
 from allfives_env.policy import load_policy  # noqa: E402
-from training.config import ConfigError, load_config, validate_config  # noqa: E402
-from training.league import League  # noqa: E402
-from training.train import latest_checkpoint, train  # noqa: E402
+from allfives_training.config import ConfigError, load_config, validate_config  # noqa: E402
+from allfives_training.league import League  # noqa: E402
+from allfives_training.train import latest_checkpoint, train  # noqa: E402
 
 TINY = ROOT / "configs" / "tiny.yaml"
 
@@ -69,7 +67,7 @@ def test_tiny_run_trains_evaluates_and_writes_everything(tmp_path: Path, capsys:
 
 def test_killed_run_resumes_from_its_last_checkpoint(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     run = tmp_path / "killed"
-    cmd = [sys.executable, "-m", "training.train", "--config", str(TINY), "--run-dir", str(run), "--no-progress",
+    cmd = [sys.executable, "-m", "allfives_training.train", "--config", str(TINY), "--run-dir", str(run), "--no-progress",
            "--set", "total_steps=1000000", "--set", "evaluation.every=256", "--set", "output.tensorboard=false"]
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     deadline = time.monotonic() + 90
@@ -159,8 +157,8 @@ def test_typed_configs_round_trip_and_document_every_key() -> None:
     import inspect
     import textwrap
 
-    from training.config import TrainConfig, config_from
-    from training.rllib.config import RLlibConfig, validate_rllib_config
+    from allfives_training.config import TrainConfig, config_from
+    from allfives_training.rllib.config import RLlibConfig, validate_rllib_config
 
     cfg = load_config(TINY, ["ppo.gamma=0.9", "network.hidden=[8]"])
     assert isinstance(cfg, TrainConfig) and cfg.ppo.gamma == 0.9 and cfg.network.hidden == [8]
@@ -191,8 +189,8 @@ def test_opponent_mixture_forms_and_league_weights() -> None:
 def test_batched_vec_env_matches_dummy_vec_env() -> None:
     import functools
 
-    from training.league import make_env
-    from training.vec_env import make_vec_env
+    from allfives_training.league import make_env
+    from allfives_training.vec_env import make_vec_env
 
     fn = functools.partial(make_env, {"num_players": 2, "target": 60}, ["random", "greedy"], [0.5, 0.5])
     dummy = make_vec_env([fn] * 5, "dummy")
@@ -231,7 +229,7 @@ def test_batched_vec_env_matches_dummy_vec_env() -> None:
 def test_train_subcommand_parser(capsys: pytest.CaptureFixture[str]) -> None:
     import argparse
 
-    from training.train import add_train_parser, run_train
+    from allfives_training.train import add_train_parser, run_train
 
     parser = argparse.ArgumentParser(prog="allfives")
     add_train_parser(parser.add_subparsers(dest="command"))

@@ -38,7 +38,7 @@ from typing import Any, Callable, Mapping, Optional, Pattern, Sequence, Union
 from allfives_env.core.errors import short_repr
 from allfives_env.core.values import is_finite_number, is_integer, is_real
 from allfives_env.regular_file import read_regular_file
-from training.schema import ConfigError
+from allfives_training.schema import ConfigError
 
 __all__ = ["FORMAT", "CheckpointError", "atomic_write", "write_tensors", "read_tensors", "write_json", "read_json",
            "newest_state", "prune", "need", "check_header", "split_optimizer", "restore_optimizer", "module_tensors",
@@ -214,8 +214,8 @@ def check_header(state: Mapping[str, Any], where: str, trainer: str) -> None:
 
 
 def check_history(rows: Any, where: str) -> list[dict[str, Any]]:
-    """The evaluation history of a run state (rows of :func:`training.report.history_row`)."""
-    from training.report import HISTORY_FIELDS
+    """The evaluation history of a run state (rows of :func:`allfives_training.report.history_row`)."""
+    from allfives_training.report import HISTORY_FIELDS
 
     if not isinstance(rows, list):
         raise CheckpointError(f"{where}: history must be a list of evaluation rows, got {short_repr(rows)}")

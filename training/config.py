@@ -2,7 +2,7 @@
 
 A config file is a mapping of sections; anything left out takes the default declared below (one field,
 one default, one docstring). :func:`load_config` reads a file, applies ``--set`` overrides and checks it
-(:mod:`training.schema`: unknown keys, wrong types and out-of-range values fail with :class:`ConfigError`
+(:mod:`allfives_training.schema`: unknown keys, wrong types and out-of-range values fail with :class:`ConfigError`
 naming the file, the dotted key, the value and what is allowed, with a "did you mean" for misspelt keys),
 then checks what only the whole config can tell (the seat against the players, the rollout against the
 batch size, every agent spec built once). ``allfives train --print-config`` shows the resolved config;
@@ -16,13 +16,13 @@ from pathlib import Path
 from typing import Any, Mapping, Optional, Union
 
 from allfives_env.core.outcome import EPISODE_MODES, REWARD_MODES
-from training.schema import (
+from allfives_training.schema import (
     MAX_CHECKPOINTS_KEPT, MAX_EPOCHS, MAX_GAMES, MAX_PROCESSES, MAX_REPLAYS, MAX_SEED, MAX_STEPS, ConfigError,
     Section, agent_specs, apply_overrides, boolean, build_rules, check_agent_specs, checked_from, choice, integer,
     layer_sizes, load_checked, number, opponent_mixture, optional, path_text, read_yaml, resolve, rules_options,
     run_name, section, setting, text,
 )
-from training.vec_env import VEC_ENV_KINDS
+from allfives_training.vec_env import VEC_ENV_KINDS
 
 __all__ = [
     "ConfigError", "TrainConfig", "EnvConfig", "LeagueConfig", "ImitationConfig", "NetworkConfig", "PPOConfig",
@@ -60,7 +60,7 @@ class EnvConfig(Section):
 
 @dataclass
 class LeagueConfig(Section):
-    """Self-play: frozen snapshots of the learner join the opponents (:mod:`training.league`)."""
+    """Self-play: frozen snapshots of the learner join the opponents (:mod:`allfives_training.league`)."""
 
     enabled: bool = setting(False, boolean)
     """add frozen snapshots of the learner to the opponents"""
@@ -74,7 +74,7 @@ class LeagueConfig(Section):
 
 @dataclass
 class ImitationConfig(Section):
-    """Warm start: clone a teacher before PPO (:mod:`training.imitation`)."""
+    """Warm start: clone a teacher before PPO (:mod:`allfives_training.imitation`)."""
 
     teacher: Optional[str] = setting(None, optional(text))
     """agent spec of the teacher (e.g. expert); null = no warm start"""
@@ -168,7 +168,7 @@ class EvaluationConfig(Section):
 
 @dataclass
 class CheckpointConfig(Section):
-    """Checkpoints of the run (:mod:`training.checkpoint`)."""
+    """Checkpoints of the run (:mod:`allfives_training.checkpoint`)."""
 
     every: int = setting(50_000, integer(1, MAX_STEPS))
     """steps between checkpoints (a killed run loses at most this)"""
@@ -278,7 +278,7 @@ def _check_combinations(cfg: TrainConfig, rules: Any, where: str) -> None:
 
 def _check_batch_opponents(cfg: TrainConfig, where: str) -> None:
     """vec_env: batch plays only the agents with a batch implementation: fail now, not at the first rollout."""
-    from training.batch_vec_env import batch_spec_problem
+    from allfives_training.batch_vec_env import batch_spec_problem
 
     keys = [("opponents", s) for s in cfg.opponents] + ([("env.partner", cfg.env.partner)] if cfg.env.partner else [])
     for key, spec in keys:

@@ -2,11 +2,11 @@
 
 :func:`export_policy` reads the actor path of an SB3 ``ActorCriticPolicy`` (``MaskablePPO``):
 ``mlp_extractor.policy_net`` then ``action_net``, with the activation of the policy's ``policy_kwargs``,
-and the per-placement action scorer of :mod:`training.scorer_policy` when it has one. It hands the arrays
+and the per-placement action scorer of :mod:`allfives_training.scorer_policy` when it has one. It hands the arrays
 to :func:`allfives_env.policy.write_policy_file`, which checks them and writes the ``.npz`` that
 :class:`~allfives_env.policy.NumpyPolicy` plays with numpy alone, reproducing the torch logits (to float32
 rounding) so the masked argmax picks the same actions. :func:`torch_activation` and
-:func:`torch_linear_stack` are shared with the RLlib exporter (:mod:`training.rllib.module`).
+:func:`torch_linear_stack` are shared with the RLlib exporter (:mod:`allfives_training.rllib.module`).
 
 Exporting needs torch; the library (``allfives_env``) never imports this module.
 """
@@ -102,7 +102,7 @@ def torch_linear_stack(modules: Any, declared: str, activation_fn: Any, what: st
 
 
 def _scorer_layers(policy: Any, declared: str) -> tuple[Optional[dict[str, Any]], Layers]:
-    """The per-placement action scorer of ``training.scorer_policy`` (None, [] for a plain MlpPolicy)."""
+    """The per-placement action scorer of ``allfives_training.scorer_policy`` (None, [] for a plain MlpPolicy)."""
     extractor = policy.mlp_extractor
     scorer = getattr(extractor, "scorer", None)
     if scorer is None:

@@ -126,7 +126,7 @@ def _identity(job: tuple, k: int, parts: int) -> str:
 def _save_part(path: Path, demos: Demonstrations, identity: str) -> None:
     """Write one part compressed (the feature rows are mostly zeros) and atomically, so that a run killed
     while writing leaves no half part behind."""
-    from training.checkpoint import atomic_write
+    from allfives_training.checkpoint import atomic_write
 
     buffer = io.BytesIO()
     np.savez_compressed(buffer, identity=np.array(identity), **{name: getattr(demos, name) for name in PART_ARRAYS})
@@ -201,7 +201,7 @@ def collect_demonstrations(env_kwargs: Mapping[str, Any], opponents: Mapping[str
         parts[todo[0]] = _record_part(*args[0])
     elif todo:
         from allfives_env.parent_watch import exit_with_parent, parent_token
-        from training.vec_env import resolve_start_method
+        from allfives_training.vec_env import resolve_start_method
 
         # a run killed with SIGKILL cannot end its pool, whose workers then record on with parent 1
         with mp.get_context(resolve_start_method(start_method)).Pool(len(todo), initializer=exit_with_parent,

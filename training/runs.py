@@ -1,7 +1,7 @@
 """Run directories of ``allfives train``: naming, finding and creating them, and reading their newest checkpoint.
 
 A run directory is ``<output.dir>/<name>`` (``<name>_2``, ``_3``, ... when that exists). Its checkpoints
-are ``checkpoints/step_<N>.safetensors`` + ``step_<N>.json`` (:mod:`training.checkpoint`); the JSON, the run
+are ``checkpoints/step_<N>.safetensors`` + ``step_<N>.json`` (:mod:`allfives_training.checkpoint`); the JSON, the run
 state, is checked field by field here before a resume uses it.
 """
 
@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any, Optional
 
 from allfives_env.core.errors import short_repr
-from training.checkpoint import (
+from allfives_training.checkpoint import (
     CheckpointError, atomic_write, check_header, check_history, need, newest_state, old_format_error,
 )
-from training.schema import MAX_EPOCHS, ConfigError, check_agent_specs
+from allfives_training.schema import MAX_EPOCHS, ConfigError, check_agent_specs
 
 __all__ = ["CHECKPOINTS", "DEMONSTRATIONS", "TRAINER", "CHECKPOINT_STATE", "CHECKPOINT_FILE", "atomic_write", "run_dirs", "new_run_dir",
            "check_new_run_dir", "latest_checkpoint", "check_state", "resume_seed", "state_numbers", "not_resumed", "checkpoint_folder",
@@ -75,7 +75,7 @@ def check_new_run_dir(target: Path) -> Path:
 def latest_checkpoint(run_dir: Path) -> Optional[tuple[int, Path, dict]]:
     """(step, tensors file, checked state) of the newest checkpoint of a run, or None when it has none.
 
-    Raises :class:`~training.checkpoint.CheckpointError` for a ``checkpoints`` that is not a directory, for
+    Raises :class:`~allfives_training.checkpoint.CheckpointError` for a ``checkpoints`` that is not a directory, for
     a checkpoint of the old pickle-based format (``step_<N>.zip``), and for a newest state file that is
     damaged or not of this format (naming it, and any older checkpoint the run could resume from instead);
     it never unpickles, and it never skips a damaged newest checkpoint for an older one on its own."""

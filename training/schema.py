@@ -13,8 +13,8 @@ most 32 levels deep; numbers in exponent form without a dot (``1e-4``) are numbe
 Numbers must be finite (no ``.inf``/``.nan``), integers within their bounds, and ``true``/``false`` is
 never a number. ``--set KEY=VALUE`` values (:func:`apply_overrides`) are read the same way.
 
-The stable-baselines3 configs are :class:`training.config.TrainConfig`, the RLlib ones
-:class:`training.rllib.config.RLlibConfig`.
+The stable-baselines3 configs are :class:`allfives_training.config.TrainConfig`, the RLlib ones
+:class:`allfives_training.rllib.config.RLlibConfig`.
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ import torch
 from stable_baselines3.common.torch_layers import MlpExtractor
 from torch import nn
 
-from training.masked_distribution import FastMaskablePolicy
+from allfives_training.masked_distribution import FastMaskablePolicy
 
 __all__ = ["ScoredMlpExtractor", "ScoredMaskablePolicy", "scorer_spec"]
 

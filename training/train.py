@@ -1,7 +1,7 @@
 """Train an All Fives policy with sb3-contrib's ``MaskablePPO`` on the single-seat env.
 
-``allfives train --config configs/default.yaml`` (or ``python -m training.train --config ...``) runs a
-config (:class:`training.config.TrainConfig`: every key, its default and what it does) in a run
+``allfives train --config configs/default.yaml`` (or ``python -m allfives_training.train --config ...``) runs a
+config (:class:`allfives_training.config.TrainConfig`: every key, its default and what it does) in a run
 directory ``<output.dir>/<name>`` (``<name>_2``, ``_3``, ... when that exists; or ``--run-dir``)::
 
     config.yaml          the resolved config
@@ -42,12 +42,12 @@ import time
 from pathlib import Path
 from typing import Any, Optional, Sequence, TextIO
 
-from training.config import TrainConfig, config_from, load_config, rollout_size
-from training.runs import (
+from allfives_training.config import TrainConfig, config_from, load_config, rollout_size
+from allfives_training.runs import (
     CHECKPOINT_FILE, CHECKPOINT_STATE, CHECKPOINTS, DEMONSTRATIONS, TRAINER, atomic_write, check_new_run_dir,
     check_snapshots, latest_checkpoint, new_run_dir, not_resumed, resume_seed, run_dirs,
 )
-from training.schema import ConfigError
+from allfives_training.schema import ConfigError
 
 MAX_REPORT_BYTES = 1 << 20  # evaluation.md, shown when a finished run is resumed
 
@@ -63,7 +63,7 @@ class Trainer:
                  progress: Optional[bool] = None, out: Optional[TextIO] = None) -> None:
         from allfives_env.core.rules import Rules
 
-        from training.league import League
+        from allfives_training.league import League
 
         self.cfg = cfg
         self.name = cfg.name
@@ -100,7 +100,7 @@ class Trainer:
         """Everything a resume reads besides its state file, read and checked before any env, worker or model
         exists: the league snapshots the run will play, and the tensors (their SHA-256 against the state's).
         A damaged file is a CheckpointError naming it and the run's older checkpoints."""
-        from training.checkpoint import CheckpointError, read_tensors
+        from allfives_training.checkpoint import CheckpointError, read_tensors
 
         json_path = tensors_path.with_suffix(".json")
         try:
@@ -111,7 +111,7 @@ class Trainer:
 
     # ------------------------------------------------------------------ building
     def _policy_kwargs(self) -> dict:
-        from training.export import torch_activation
+        from allfives_training.export import torch_activation
 
         net = self.cfg.network
         kwargs = {"net_arch": {"pi": list(net.hidden), "vf": list(net.hidden)},
@@ -119,7 +119,7 @@ class Trainer:
         if net.action_scorer is not None:
             from allfives_env.encoding import ACTION_FEATURES, ObservationEncoder
 
-            from training.scorer_policy import scorer_spec
+            from allfives_training.scorer_policy import scorer_spec
 
             enc = ObservationEncoder(self.rules, action_features=True)
             kwargs["action_scorer"] = scorer_spec(enc.slices["features"].start, 4 * enc.T, len(ACTION_FEATURES),
@@ -127,21 +127,21 @@ class Trainer:
         return kwargs
 
     def _policy_class(self) -> Any:
-        """``MlpPolicy`` (with the fast masked distribution of :mod:`training.masked_distribution`), or the
+        """``MlpPolicy`` (with the fast masked distribution of :mod:`allfives_training.masked_distribution`), or the
         policy with a shared placement scorer (``network.action_scorer``)."""
         if self.cfg.network.action_scorer is None:
-            from training.masked_distribution import FastMaskablePolicy
+            from allfives_training.masked_distribution import FastMaskablePolicy
 
             return FastMaskablePolicy
-        from training.scorer_policy import ScoredMaskablePolicy
+        from allfives_training.scorer_policy import ScoredMaskablePolicy
 
         return ScoredMaskablePolicy
 
     def _make_vec_env(self) -> Any:
         import functools
 
-        from training.league import make_env
-        from training.vec_env import make_batch_vec_env, make_vec_env
+        from allfives_training.league import make_env
+        from allfives_training.vec_env import make_batch_vec_env, make_vec_env
 
         specs, weights = self.league.mixture()
         if self.cfg.vec_env == "batch":
@@ -177,7 +177,7 @@ class Trainer:
 
     def restore(self, step: int, tensors_path: Path, state: dict) -> None:
         """Copy a checkpoint (checked, without pickle) into the freshly built model."""
-        from training.checkpoint import CheckpointError, check_module, optimizer_state_spec, restore_optimizer
+        from allfives_training.checkpoint import CheckpointError, check_module, optimizer_state_spec, restore_optimizer
 
         json_path = tensors_path.with_suffix(".json")
         model = state["model"]
@@ -222,7 +222,7 @@ class Trainer:
 
     def imitate(self) -> dict:
         """The warm start (config section ``imitation``): clone the teacher into the fresh model."""
-        from training.imitation import collect_demonstrations, imitate
+        from allfives_training.imitation import collect_demonstrations, imitate
 
         im = self.cfg.imitation
         specs, weights = self.league.mixture()
@@ -248,7 +248,7 @@ class Trainer:
             print(text, file=self.out, flush=True)
 
     def export(self, path: Path, step: int, **extra: Any) -> Path:
-        from training.export import export_policy
+        from allfives_training.export import export_policy
 
         meta = {"step": int(step), "run": self.name, "config": self.cfg.to_dict(), **extra}
         return export_policy(self.model, path, self.rules, metadata=meta)
@@ -257,7 +257,7 @@ class Trainer:
         """Play the current policy against every baseline on duplicate deals; log and record the results."""
         from allfives_env.evaluation import evaluate, save_sample_games
 
-        from training.report import format_line, history_row, tag, write_history
+        from allfives_training.report import format_line, history_row, tag, write_history
 
         t0 = time.perf_counter()
         ev = self.cfg.evaluation
@@ -297,7 +297,7 @@ class Trainer:
         self._say(f"league @ {step:,} steps: snapshot {path.name} added; opponents {self.league.describe()}")
 
     def state(self, step: int, finished: bool = False) -> dict:
-        from training.checkpoint import FORMAT
+        from allfives_training.checkpoint import FORMAT
 
         return {
             "format": FORMAT, "trainer": TRAINER, "step": int(step), "history": self.history,
@@ -310,7 +310,7 @@ class Trainer:
     def checkpoint(self, step: int, finished: bool = False) -> Path:
         """Save the weights and optimizer tensors (safetensors), then the run state (JSON, the commit point);
         keep the newest ``checkpoint.keep``."""
-        from training.checkpoint import module_tensors, prune, split_optimizer, write_json, write_tensors
+        from allfives_training.checkpoint import module_tensors, prune, split_optimizer, write_json, write_tensors
 
         if self._diverged():
             raise self._divergence()
@@ -366,7 +366,7 @@ class Trainer:
 
     def _learn(self) -> tuple[float, bool]:
         """``model.learn`` up to ``total_steps`` with the run's callback; (wall seconds, interrupted by Ctrl-C)."""
-        from training.callbacks import RunCallback
+        from allfives_training.callbacks import RunCallback
 
         self.callback = RunCallback(self, self.progress)
         remaining = self.total_steps - self.model.num_timesteps
@@ -431,7 +431,7 @@ class Trainer:
 
     def _finish(self, steps: int, timing: dict) -> dict:
         """The end of a run: the final checkpoint and evaluation, the reports, and the summary."""
-        from training.report import plot_learning_curve, write_final, write_history
+        from allfives_training.report import plot_learning_curve, write_final, write_history
 
         if self.last_ckpt < steps:
             self.checkpoint(steps)
@@ -568,8 +568,8 @@ def importable(module: str) -> bool:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """``python -m training.train``."""
-    parser = argparse.ArgumentParser(prog="python -m training.train", description=__doc__,
+    """``python -m allfives_training.train``."""
+    parser = argparse.ArgumentParser(prog="python -m allfives_training.train", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     _add_train_arguments(parser)
     args = parser.parse_args(argv)

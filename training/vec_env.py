@@ -15,7 +15,7 @@ the next :meth:`reset`, ``env_method`` / ``get_attr`` / ``set_attr`` forwarded t
 
 :func:`make_vec_env` picks the kind: ``"dummy"`` (in-process), ``"subproc"`` (SB3's, one process per
 env) or ``"batched"``; a single env always runs in-process. The fourth kind, ``"batch"``
-(:func:`make_batch_vec_env`, :mod:`training.batch_vec_env`), is not made of gymnasium envs at all: one
+(:func:`make_batch_vec_env`, :mod:`allfives_training.batch_vec_env`), is not made of gymnasium envs at all: one
 compiled batch of games in this process, with batch agents as the opponents.
 
 Worker processes (``"batched"`` and ``"subproc"``) end when the process that started them dies, even by
@@ -337,8 +337,8 @@ def make_vec_env(env_fns: list[Callable[[], gym.Env]], kind: str = "batched", wo
 def make_batch_vec_env(n_envs: int, env_kwargs: dict, opponents: Sequence[str],
                        weights: Optional[Sequence[float]] = None) -> Any:
     """The ``"batch"`` kind: ``n_envs`` games of the compiled engine in this process, the learner in one seat
-    and batch agents in the others (:class:`training.batch_vec_env.BatchSingleSeatVecEnv`; ``env_kwargs``
+    and batch agents in the others (:class:`allfives_training.batch_vec_env.BatchSingleSeatVecEnv`; ``env_kwargs``
     are the single-seat env's arguments)."""
-    from training.batch_vec_env import BatchSingleSeatVecEnv
+    from allfives_training.batch_vec_env import BatchSingleSeatVecEnv
 
     return BatchSingleSeatVecEnv(n_envs, opponents=list(opponents), opponent_weights=weights, **env_kwargs)

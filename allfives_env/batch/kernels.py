@@ -10,7 +10,6 @@ import numpy as np
 from .jit import njit
 
 from .dealing import GOLDEN, SHIFT32, mix64, new_game, seed_streams
-from .layout import NUM_ACTIONS
 from .play import advance
 
 

@@ -46,13 +46,13 @@ def _add_training_parsers(sub: Any) -> None:
     """``train`` and ``train-rllib``, from ``training/`` (it ships with the repository), where importable:
     running them needs the [train] / [rllib] extras, listing them does not."""
     try:
-        from training.train import add_train_parser, run_train
+        from allfives_training.train import add_train_parser, run_train
     except ImportError:
         pass
     else:
         add_train_parser(sub).set_defaults(handler=run_train)
     try:
-        from training.rllib.train import add_train_rllib_parser, run_train_rllib
+        from allfives_training.rllib.train import add_train_rllib_parser, run_train_rllib
     except ImportError:
         pass
     else:

@@ -28,12 +28,12 @@ boneyard before a draw); while the very first hand is dealt, only the player's t
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
 from ..core.actions import action_name
-from ..core.events import Draw, GameOver, HandStart, Pass, Play, Settlement, public_view
+from ..core.events import Draw, HandStart, Pass, Play, Settlement, public_view
 from ..core.game import Game
 from ..core.tiles import tile_set
 from ..encoding import ObservationEncoder

@@ -213,7 +213,7 @@ class NumpyPolicy:
         h = x
         for wt, (_, b) in zip(self._wt, self.layers):
             h = act(h @ wt + b, params)
-        if self.scorer:  # training.scorer_policy: one shared scorer per placement row, then the head reads both
+        if self.scorer:  # allfives_training.scorer_policy: one shared scorer per placement row, then the head reads both
             h = np.concatenate([h, self._action_scores(x)], axis=-1)
         return h @ self._action_wt + self.action[1]
 

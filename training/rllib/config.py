@@ -1,6 +1,6 @@
 """The RLlib training config (``allfives train-rllib --config configs/rllib_<name>.yaml``): :class:`RLlibConfig`.
 
-Declared and checked like the stable-baselines3 config (:mod:`training.schema`, :mod:`training.config`):
+Declared and checked like the stable-baselines3 config (:mod:`allfives_training.schema`, :mod:`allfives_training.config`):
 one field, one default, one docstring; unknown keys, wrong types and out-of-range values fail with the
 file, the dotted key, the value and what is allowed. Files and ``--set`` values are read and bounded
 exactly as there (UTF-8, safe YAML, finite numbers, seeds below 2**32, bounded integers).
@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any, Mapping, Optional, Union
 
 from allfives_env.core.outcome import EPISODE_MODES, REWARD_MODES
-from training.config import ACTIVATIONS
-from training.schema import (
+from allfives_training.config import ACTIVATIONS
+from allfives_training.schema import (
     MAX_CHECKPOINTS_KEPT, MAX_EPOCHS, MAX_GAMES, MAX_PROCESSES, MAX_REPLAYS, MAX_SEED, MAX_STEPS, ConfigError,
     Section, agent_specs, boolean, build_rules, check_agent_specs, checked_from, choice, integer, layer_sizes,
     load_checked, number, opponent_mixture, optional, path_text, resolve, rules_options, run_name, section, setting,
@@ -33,7 +33,7 @@ MAX_CPUS_PER_RUNNER = 1024.0
 
 @dataclass
 class RLlibEnvConfig(Section):
-    """The multi-agent env (:class:`training.rllib.env.AllFivesMultiAgentEnv`)."""
+    """The multi-agent env (:class:`allfives_training.rllib.env.AllFivesMultiAgentEnv`)."""
 
     reward: str = setting("points", choice(*REWARD_MODES))
     """win | points"""
@@ -113,7 +113,7 @@ class RLlibEvaluationConfig(Section):
 
 @dataclass
 class RLlibCheckpointConfig(Section):
-    """Checkpoints of the run (:mod:`training.checkpoint`)."""
+    """Checkpoints of the run (:mod:`allfives_training.checkpoint`)."""
 
     every: int = setting(5, integer(1, MAX_STEPS))
     """iterations between checkpoints"""

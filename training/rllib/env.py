@@ -6,7 +6,7 @@ moves) and handed to an agent with its next observation, so nothing is lost betw
 game ends every learning agent gets its final observation and the rest of its reward.
 
 Observations are ``{"observations": Box, "action_mask": Box(0, 1, float32)}``; the mask is read by
-:class:`training.rllib.module.MaskedPPOModule`, which puts ``-inf`` on illegal actions.
+:class:`allfives_training.rllib.module.MaskedPPOModule`, which puts ``-inf`` on illegal actions.
 
 Who learns (``learners``): ``"all"`` seats (self-play), or ``"one_side"``: each episode draws one side
 (a player, or a partnership's two seats) to be played by RLlib, and every other seat is played inside the

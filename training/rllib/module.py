@@ -26,7 +26,7 @@ from torch import nn
 
 from allfives_env.core.rules import Rules
 from allfives_env.policy import write_policy_file
-from training.export import torch_activation, torch_linear_stack
+from allfives_training.export import torch_activation, torch_linear_stack
 
 DEFAULT_HIDDEN = (128, 128)
 DEFAULT_ACTIVATION = "relu"

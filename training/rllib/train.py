@@ -4,8 +4,8 @@
     allfives train-rllib --config configs/rllib_selfplay.yaml --address auto  # an existing cluster
     allfives train-rllib --resume runs/rllib_selfplay                         # continue from a checkpoint
 
-Every seat is an agent of :class:`training.rllib.env.AllFivesMultiAgentEnv`; ``policies: shared`` maps
-them all to one :class:`~training.rllib.module.MaskedPPOModule` (``per_team``: one module per side), and
+Every seat is an agent of :class:`allfives_training.rllib.env.AllFivesMultiAgentEnv`; ``policies: shared`` maps
+them all to one :class:`~allfives_training.rllib.module.MaskedPPOModule` (``per_team``: one module per side), and
 with ``learners: one_side`` the other sides are played inside the env by registry agents (fixed
 opponents). Every ``evaluation.every`` iterations and at the end, each module is exported to the numpy
 policy file format (``<run>/policy_<module>.npz``) and measured with the duplicate-deal harness against
@@ -14,7 +14,7 @@ the baselines, exactly like the stable-baselines3 runs.
 Checkpoints are ``<run>/checkpoints/iter_<n>.safetensors`` (every module's weights and its optimizer's
 tensors, read through RLlib's public ``Algorithm.get_state``) + ``iter_<n>.json`` (iteration, env steps,
 evaluation history, the optimizers' hyper-parameters, the tensors file's SHA-256): no pickle anywhere
-(:mod:`training.checkpoint`). RLlib's own checkpoint format (``algo.save_to_path``) pickles, so it is
+(:mod:`allfives_training.checkpoint`). RLlib's own checkpoint format (``algo.save_to_path``) pickles, so it is
 not used; ``--resume`` builds a fresh algorithm from the run's ``config.yaml``, checks the tensors
 against the modules it builds and sets them with ``Algorithm.set_state`` (weights and Adam moments;
 env-runner connector states and RLlib's metrics are not carried over, and the env runners are seeded
@@ -34,9 +34,9 @@ from pathlib import Path
 from typing import Any, Optional, Sequence, TextIO
 
 from allfives_env.core.errors import short_repr
-from training.rllib.config import RLlibConfig
-from training.runs import CHECKPOINTS, check_new_run_dir, checkpoint_folder, resume_seed
-from training.schema import ConfigError
+from allfives_training.rllib.config import RLlibConfig
+from allfives_training.runs import CHECKPOINTS, check_new_run_dir, checkpoint_folder, resume_seed
+from allfives_training.schema import ConfigError
 
 __all__ = ["add_train_rllib_parser", "run_train_rllib", "train_rllib", "latest_rllib_checkpoint"]
 
@@ -60,7 +60,7 @@ def _map_agent(agent_id: str, episode: Any = None, *, rules_options: dict, polic
     """RLlib's ``policy_mapping_fn`` (a module-level function, so it pickles to the env runners)."""
     from allfives_env.core.rules import Rules
 
-    from training.rllib.env import policy_for
+    from allfives_training.rllib.env import policy_for
 
     return policy_for(agent_id, Rules.from_options(rules_options), policies)
 
@@ -72,7 +72,7 @@ def env_config(cfg: RLlibConfig) -> dict:
 
 
 def _make_env(config: dict) -> Any:
-    from training.rllib.env import AllFivesMultiAgentEnv
+    from allfives_training.rllib.env import AllFivesMultiAgentEnv
 
     return AllFivesMultiAgentEnv(config)
 
@@ -84,8 +84,8 @@ def build_algo_config(cfg: RLlibConfig, seed: Optional[int] = None) -> Any:
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
     from ray.tune.registry import register_env
 
-    from training.rllib.env import AllFivesMultiAgentEnv
-    from training.rllib.module import MaskedPPOModule
+    from allfives_training.rllib.env import AllFivesMultiAgentEnv
+    from allfives_training.rllib.module import MaskedPPOModule
 
     register_env(ENV_NAME, _make_env)
     probe = AllFivesMultiAgentEnv(env_config(cfg))
@@ -131,8 +131,8 @@ def latest_rllib_checkpoint(run_dir: Path) -> Optional[tuple[int, Path, dict]]:
     """(iteration, tensors file, checked state) of the newest checkpoint of an RLlib run, or None.
 
     An RLlib checkpoint directory (``iter_<n>/``, the pickle-based format of earlier versions) is refused
-    with a :class:`~training.checkpoint.CheckpointError`; nothing is unpickled."""
-    from training.checkpoint import newest_state, old_format_error
+    with a :class:`~allfives_training.checkpoint.CheckpointError`; nothing is unpickled."""
+    from allfives_training.checkpoint import newest_state, old_format_error
 
     folder = checkpoint_folder(run_dir)  # a file there is an error, not "no checkpoint yet"
     if folder is None:
@@ -148,7 +148,7 @@ def latest_rllib_checkpoint(run_dir: Path) -> Optional[tuple[int, Path, dict]]:
 
 
 def _check_state(state: dict, path: Path, iteration: int) -> dict:
-    from training.checkpoint import CheckpointError, check_header, check_history, need
+    from allfives_training.checkpoint import CheckpointError, check_header, check_history, need
 
     where = str(path)
     check_header(state, where, TRAINER)
@@ -193,7 +193,7 @@ class RLlibRun:
 
     def export(self, folder: Path, tag: str) -> dict[str, Path]:
         """Each module's actor as ``<folder>/policy_<module><tag>.npz``."""
-        from training.rllib.module import export_module
+        from allfives_training.rllib.module import export_module
 
         paths = {}
         for module_id in _module_ids(self.cfg):
@@ -207,7 +207,7 @@ class RLlibRun:
         """Export every module and play it against each baseline on duplicate deals."""
         from allfives_env.evaluation import evaluate, save_sample_games
 
-        from training.report import format_line, history_row, tag
+        from allfives_training.report import format_line, history_row, tag
 
         ev = self.cfg.evaluation
         if final:
@@ -239,7 +239,7 @@ class RLlibRun:
     def checkpoint(self, env_steps: int) -> Path:
         """Weights and optimizer tensors to ``iter_<n>.safetensors``, then the run state to ``iter_<n>.json``
         (the commit point); keep the newest ``checkpoint.keep``."""
-        from training.checkpoint import FORMAT, module_tensors, prune, split_optimizer, write_json, write_tensors
+        from allfives_training.checkpoint import FORMAT, module_tensors, prune, split_optimizer, write_json, write_tensors
 
         folder = self.run_dir / CHECKPOINTS
         folder.mkdir(parents=True, exist_ok=True)
@@ -264,7 +264,7 @@ class RLlibRun:
 
     def restore(self, iteration: int, path: Path, state: dict) -> None:
         """Set a checkpoint (checked, without pickle) into the freshly built algorithm."""
-        from training.checkpoint import CheckpointError, check_module, read_tensors, restore_optimizer
+        from allfives_training.checkpoint import CheckpointError, check_module, read_tensors, restore_optimizer
 
         json_path = path.with_suffix(".json")
         tensors = read_tensors(path, state["sha256"], json_path)
@@ -347,7 +347,7 @@ class RLlibRun:
 
     def run(self, resume_from: Optional[tuple[int, Path, dict]] = None) -> dict:
         """Train (``resume_from``: a checkpoint of :func:`latest_rllib_checkpoint` to continue)."""
-        from training.report import write_history
+        from allfives_training.report import write_history
 
         self._start(resume_from)
         cfg = self.cfg
@@ -375,7 +375,7 @@ class RLlibRun:
 def _run_config(config: Any, run_dir: Optional[str], resume: Optional[str],
                 overrides: Sequence[str]) -> tuple[RLlibConfig, Path, Optional[tuple[int, Path, dict]]]:
     """The checked config, the run directory and (``--resume``) the checkpoint to continue."""
-    from training.rllib.config import load_rllib_config, rllib_config_from
+    from allfives_training.rllib.config import load_rllib_config, rllib_config_from
 
     if not resume:
         cfg = rllib_config_from(config, overrides)
@@ -401,7 +401,7 @@ def train_rllib(config: Any, run_dir: Optional[str] = None, resume: Optional[str
     cfg, run_path, resume_from = _run_config(config, run_dir, resume, overrides)
     started = False
     if not ray.is_initialized():
-        # the repository root on the workers' path, so they import training/ from this checkout too
+        # the repository root on the workers' path, so they import allfives_training/ from this checkout too
         root = str(Path(__file__).resolve().parents[2])
         runtime_env = {"env_vars": {"PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}}
         ray.init(address=address, include_dashboard=False, log_to_driver=False, runtime_env=runtime_env)
@@ -431,7 +431,7 @@ def add_train_rllib_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def run_train_rllib(args: argparse.Namespace) -> int:
     """Run the ``train-rllib`` subcommand; returns the exit status."""
-    from training.train import importable, install_hint
+    from allfives_training.train import importable, install_hint
 
     missing = [m for m in ("ray", "torch", "yaml", "safetensors") if not importable(m)]
     if missing:
