@@ -31,7 +31,7 @@ from .core.game import Game
 from .core.replay import game_record, load_replay, read_record
 from .core.rules import Rules
 
-__all__ = ["ARM_LIMITS", "Source", "board_layout", "replay_data"]
+__all__ = ["ARM_LIMITS", "FrameWalk", "Source", "TableNames", "board_layout", "replay_data", "turns_after"]
 
 Source = Union[str, Path, dict[str, Any], Game]
 
@@ -63,8 +63,9 @@ def board_layout(board: Board) -> tuple[list[list[Any]], dict[int, tuple[float, 
     return _page_tiles(layout), {e.slot: (_r(e.x), _r(e.y)) for e in layout.ends}
 
 
-class _Names:
-    """Seat and side names used in every text: P0, P1, ...; teams as P0+P2."""
+class TableNames:
+    """Seat and side names used in every text: P0, P1, ...; teams as P0+P2 (the viewer's and the web
+    game's)."""
 
     def __init__(self, rules: Rules) -> None:
         n = rules.num_players
@@ -82,7 +83,7 @@ def _signed(x: int) -> str:
     return f"+{x}" if x > 0 else str(x)
 
 
-def _play_text(ev: Play, names: _Names, tiles: Any, lead: bool, spinner_made: bool) -> str:
+def _play_text(ev: Play, names: TableNames, tiles: Any, lead: bool, spinner_made: bool) -> str:
     a, b = tiles.pairs[ev.tile]
     tile = f"{b}-{a}"
     who = names.seats[ev.seat]
@@ -97,7 +98,7 @@ def _play_text(ev: Play, names: _Names, tiles: Any, lead: bool, spinner_made: bo
     return f"{text}: count {ev.count}"
 
 
-def _event_texts(ev: Event, names: _Names, tiles: Any, ctx: dict[str, Any]) -> tuple[str, Optional[str]]:
+def _event_texts(ev: Event, names: TableNames, tiles: Any, ctx: dict[str, Any]) -> tuple[str, Optional[str]]:
     """(text for everyone who may see it, text for the other seats when it hides a drawn tile)."""
     if type(ev) is HandStart:
         return (f"Hand {ev.hand}: {names.seats[ev.leader]} leads; scores {names.side_list(ev.scores)}", None)
@@ -150,9 +151,9 @@ def replay_data(source: Source) -> dict[str, Any]:
     """
     record = game_record(source) if isinstance(source, Game) else read_record(source)
     game = load_replay(record)
-    names = _Names(game.rules)
-    walk = _Walk(game, names)
-    frames = [walk.frame(k, ev, turn) for k, (ev, turn) in enumerate(zip(game.events, _turns_after(game)))]
+    names = TableNames(game.rules)
+    walk = FrameWalk(game, names)
+    frames = [walk.frame(k, ev, turn) for k, (ev, turn) in enumerate(zip(game.events, turns_after(game)))]
     if frames and frames[-1]["scores"] != list(game.scores):
         raise RuntimeError(f"viewer: final scores {frames[-1]['scores']} differ from the game's {game.scores}")
     return {
@@ -167,9 +168,9 @@ def replay_data(source: Source) -> dict[str, Any]:
     }
 
 
-def _turns_after(game: Game) -> list[Optional[int]]:
+def turns_after(game: Game) -> list[Optional[int]]:
     """Per event, the seat whose move comes next (the seat of the next play, draw or pass in the same
-    hand), or None."""
+    hand), or None; after the last event of a game still going on, the seat to act now."""
     turn_after: list[Optional[int]] = [None] * len(game.events)
     nxt: Optional[int] = None
     for k in range(len(game.events) - 1, -1, -1):
@@ -184,10 +185,13 @@ def _turns_after(game: Game) -> list[Optional[int]]:
     return turn_after
 
 
-class _Walk:
-    """The table while the events of a verified game are replayed one by one, and the layouts seen."""
+class FrameWalk:
+    """The table while the events of a game are replayed one by one, and the layouts seen.
 
-    def __init__(self, game: Game, names: _Names) -> None:
+    It reads only events already in the game and the deals of hands already started, so it also follows
+    a game still being played (the web game of :mod:`allfives_env.serve` walks each new event as it comes)."""
+
+    def __init__(self, game: Game, names: TableNames) -> None:
         self.game, self.names, self.tiles = game, names, game.tiles
         rules = game.rules
         n = rules.num_players
@@ -277,7 +281,7 @@ class _Walk:
         return _play_text(ev, self.names, self.tiles, lead, board.spinner >= 0 and not had_spinner)
 
 
-def _meta(game: Game, record: dict[str, Any], names: _Names) -> dict[str, Any]:
+def _meta(game: Game, record: dict[str, Any], names: TableNames) -> dict[str, Any]:
     """What the page's header says about the game: players, rules changed from the defaults, result."""
     rules = game.rules
     n = rules.num_players

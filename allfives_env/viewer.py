@@ -8,7 +8,7 @@ anywhere else (a Content-Security-Policy in the page forbids them too), so the f
 attached to an issue or opened from a CI artifact as it is.
 
 The page's markup, style and code are package data (``viewer_assets/page.html``, ``viewer.css``,
-``viewer.js``, read with :mod:`importlib.resources`); what it shows is :func:`replay_data`
+``draw.js``, the drawing shared with the web game, and ``viewer.js``, read with :mod:`importlib.resources`); what it shows is :func:`replay_data`
 (:mod:`allfives_env.replay_frames`): the verified replay, one frame per event, computed with the engine's
 own board and count, so the browser never re-implements a rule. A corrupt or foreign replay raises
 :class:`~allfives_env.core.errors.ReplayError` and no HTML is produced.
@@ -31,18 +31,20 @@ from typing import Any, Optional, Union
 
 from .replay_frames import Source, board_layout, replay_data
 
-__all__ = ["board_layout", "replay_data", "replay_html", "write_replay_html"]
+__all__ = ["board_layout", "replay_data", "replay_html", "viewer_asset", "write_replay_html"]
 
 #: Where the page's files are, inside the package.
 ASSETS = "viewer_assets"
-#: The placeholders of ``page.html``, and the file that fills each code placeholder.
+#: The placeholders of ``page.html``, and the files that fill each code placeholder, in order: ``draw.js``
+#: is the drawing the web game (:mod:`allfives_env.serve`) shares, so it comes before the viewer's own code.
 _PLACEHOLDER = re.compile(r"%%(TITLE|CSS|JS|DATA)%%")
-_CODE_FILES = {"CSS": "viewer.css", "JS": "viewer.js"}
+_CODE_FILES = {"CSS": ("viewer.css",), "JS": ("draw.js", "viewer.js")}
 
 
 @lru_cache(maxsize=None)
-def _asset(name: str) -> str:
-    """The text of one of the page's files (read once)."""
+def viewer_asset(name: str) -> str:
+    """The text of one of the page's files (read once); the web game serves ``draw.js`` and ``viewer.css``
+    from here too. ``name`` is one of the package's own file names, never a caller's text."""
     return (resources.files(__package__) / ASSETS / name).read_text(encoding="utf-8")
 
 
@@ -71,9 +73,10 @@ def replay_html(source: Source, title: Optional[str] = None) -> str:
     data = replay_data(source)
     data["meta"]["title"] = title
     parts = {"TITLE": html.escape(title, quote=True), "DATA": _script_json(data)}
-    parts.update((key, _asset(name).rstrip("\n")) for key, name in _CODE_FILES.items())
+    parts.update((key, "\n".join(viewer_asset(name).rstrip("\n") for name in names))
+                 for key, names in _CODE_FILES.items())
     # one pass: text put in for one placeholder (a title "x%%JS%%") is never scanned for another
-    return _PLACEHOLDER.sub(lambda m: parts[m.group(1)], _asset("page.html"))
+    return _PLACEHOLDER.sub(lambda m: parts[m.group(1)], viewer_asset("page.html"))
 
 
 def write_replay_html(source: Source, path: Union[str, Path], title: Optional[str] = None) -> Path:

@@ -1,67 +1,10 @@
 (function () {
   "use strict";
   var D = JSON.parse(document.getElementById("replay-data").textContent);
-  var F = D.frames, TOTAL = F.length, SVGNS = "http://www.w3.org/2000/svg";
-  var COLORS = ["#d9480f", "#1971c2", "#2f9e44", "#9c36b5"];
+  var F = D.frames, TOTAL = F.length;
+  var A = AllFivesDraw, COLORS = A.COLORS, svg = A.svg, html = A.html;  // draw.js, shared with the web game
   var cur = -1, view = "all";
   function $(id) { return document.getElementById(id); }
-  function svg(tag, attrs, parent) {
-    var e = document.createElementNS(SVGNS, tag);
-    for (var k in attrs) { if (Object.prototype.hasOwnProperty.call(attrs, k)) { e.setAttribute(k, attrs[k]); } }
-    if (parent) { parent.appendChild(e); }
-    return e;
-  }
-  function html(tag, cls, text, parent) {
-    var e = document.createElement(tag);
-    if (cls) { e.className = cls; }
-    if (text !== undefined && text !== null) { e.textContent = String(text); }
-    if (parent) { parent.appendChild(e); }
-    return e;
-  }
-  function clear(e) { while (e.firstChild) { e.removeChild(e.firstChild); } }
-
-  // pip spots in a 1 x 1 half, for a half of a vertical tile (transposed on horizontal tiles); built once
-  var SPOTS = (function () {
-    var a = 0.26, m = 0.5, b = 0.74, rows = [0.2, 0.4, 0.6, 0.8], out = [
-      [], [[m, m]], [[a, a], [b, b]], [[a, a], [m, m], [b, b]],
-      [[a, a], [b, a], [a, b], [b, b]], [[a, a], [b, a], [m, m], [a, b], [b, b]],
-      [[a, a], [b, a], [a, m], [b, m], [a, b], [b, b]],
-      [[a, a], [b, a], [a, m], [m, m], [b, m], [a, b], [b, b]],
-      [[a, a], [m, a], [b, a], [a, m], [b, m], [a, b], [m, b], [b, b]],
-      [[a, a], [m, a], [b, a], [a, m], [m, m], [b, m], [a, b], [m, b], [b, b]]
-    ];
-    for (var v = 10; v <= 12; v++) {
-      var s = [], i;
-      for (i = 0; i < 4; i++) { s.push([0.22, rows[i]]); s.push([0.78, rows[i]]); }
-      var mid = v === 10 ? [0.35, 0.65] : v === 11 ? [0.2, 0.5, 0.8] : rows;
-      for (i = 0; i < mid.length; i++) { s.push([0.5, mid[i]]); }
-      out.push(s);
-    }
-    return out;
-  })();
-  function drawHalf(g, x, y, v, horizontal) {
-    var r = v > 9 ? 0.068 : v > 6 ? 0.082 : 0.092, pts = SPOTS[v];
-    for (var i = 0; i < pts.length; i++) {
-      var px = horizontal ? pts[i][1] : pts[i][0], py = horizontal ? pts[i][0] : pts[i][1];
-      svg("circle", {cx: x + px, cy: y + py, r: r}, g);
-    }
-  }
-  function drawTile(parent, x, y, w, h, p1, p2, cls, label) {
-    var g = svg("g", {"class": "tile" + (cls ? " " + cls : "")}, parent);
-    if (label) { svg("title", {}, g).textContent = label; }
-    svg("rect", {"class": "face", x: x + 0.02, y: y + 0.02, width: w - 0.04, height: h - 0.04, rx: 0.13}, g);
-    if (p1 === null) { svg("circle", {cx: x + w / 2, cy: y + h / 2, r: 0.16}, g); return g; }
-    var horizontal = w > h;
-    if (horizontal) {
-      svg("line", {x1: x + 1, y1: y + 0.14, x2: x + 1, y2: y + h - 0.14}, g);
-      drawHalf(g, x, y, p1, true); drawHalf(g, x + 1, y, p2, true);
-    } else {
-      svg("line", {x1: x + 0.14, y1: y + 1, x2: x + w - 0.14, y2: y + 1}, g);
-      drawHalf(g, x, y, p1, false); drawHalf(g, x, y + 1, p2, false);
-    }
-    return g;
-  }
-  function tileName(id) { var p = D.pairs[id]; return p[1] + "-" + p[0]; }
   function seatVisible(seat) { return view === "all" || String(seat) === view; }
   function eventText(f) { return f.hidden !== null && !seatVisible(f.seat) ? f.hidden : f.text; }
 
@@ -160,60 +103,17 @@
 
   // ---------------------------------------------------------------- board
   function drawBoard(f) {
-    var b = $("board");
-    clear(b);
-    var minX = -12, maxX = 12, minY = -6.5, maxY = 6.5, i;
-    var tiles = f.layout >= 0 ? D.layouts[f.layout].tiles.slice(0, f.placed) : [];
-    var spinner = f.layout >= 0 ? D.layouts[f.layout].spinner : -1;
-    for (i = 0; i < tiles.length; i++) {
-      var t = tiles[i];
-      minX = Math.min(minX, t[1] - 1); minY = Math.min(minY, t[2] - 1);
-      maxX = Math.max(maxX, t[1] + t[3] + 1); maxY = Math.max(maxY, t[2] + t[4] + 1);
-    }
-    for (i = 0; i < f.ends.length; i++) {
-      minX = Math.min(minX, f.ends[i][3] - 1.2); maxX = Math.max(maxX, f.ends[i][3] + 1.2);
-      minY = Math.min(minY, f.ends[i][4] - 1.2); maxY = Math.max(maxY, f.ends[i][4] + 1.2);
-    }
-    b.setAttribute("viewBox", [minX, minY, maxX - minX, maxY - minY].join(" "));
-    b.setAttribute("preserveAspectRatio", "xMidYMid meet");
-    var g = svg("g", {}, b);
-    for (i = 0; i < tiles.length; i++) {
-      var u = tiles[i], cls = [];
-      if (u[0] === spinner) { cls.push("spinner"); }
-      if (f.kind === "play" && u[0] === f.tile) { cls.push("last"); }
-      drawTile(g, u[1], u[2], u[3], u[4], u[5], u[6], cls.join(" "),
-               tileName(u[0]) + (u[0] === spinner ? " (spinner)" : ""));
-    }
-    for (i = 0; i < f.ends.length; i++) {
-      var e = f.ends[i], counted = e[2] !== null;
-      var eg = svg("g", {"class": "end " + (counted ? "counted" : "uncounted")}, g);
-      svg("title", {}, eg).textContent = e[0] + " end: " + e[1] + (counted ? " (counts " + e[2] + ")" : " (open, not counted yet)");
-      svg("circle", {cx: e[3], cy: e[4], r: 0.42}, eg);
-      svg("text", {x: e[3], y: e[4] + 0.02}, eg).textContent = counted ? String(e[2]) : String(e[1]);
-    }
-    if (!tiles.length) {
-      var note = svg("text", {x: 0, y: 0, "class": "board-note"}, g);
-      note.textContent = f.kind === "hand_start" || f.kind === "draw" ? "Hand " + f.hand + ": the table is empty" : "";
-    }
-  }
-  function describeEnds(f) {
-    if (!f.placed) { return "No tiles down yet: any tile may lead."; }
-    var parts = [], i;
-    for (i = 0; i < f.ends.length; i++) {
-      var e = f.ends[i];
-      if (e[2] === null) { parts.push(e[0] + " " + e[1] + " (not counted yet)"); }
-      else if (e[2] !== e[1]) { parts.push(e[0] + " " + e[1] + "-" + e[1] + " = " + e[2]); }
-      else { parts.push(e[0] + " " + e[2]); }
-    }
-    if (f.spinner_points) { parts.push("spinner " + f.spinner_points); }
-    return "Open ends: " + parts.join(" \u00b7 ") + "  \u2192 count " + f.count +
-           (f.count && f.count % 5 === 0 ? " (a multiple of 5)" : "");
+    var layout = f.layout >= 0 ? D.layouts[f.layout] : null;
+    A.board($("board"), layout ? layout.tiles.slice(0, f.placed) : [], f.ends, {
+      pairs: D.pairs, spinner: layout ? layout.spinner : -1, last: f.kind === "play" ? f.tile : -1,
+      note: f.kind === "hand_start" || f.kind === "draw" ? "Hand " + f.hand + ": the table is empty" : ""
+    });
   }
 
   // ---------------------------------------------------------------- hands
   function drawHands(f) {
     var box = $("hands");
-    clear(box);
+    A.clear(box);
     for (var s = 0; s < f.hands.length; s++) {
       var row = html("div", "hand" + (f.turn === s ? " turn" : ""), null, box);
       row.id = "hand-" + s;
@@ -223,14 +123,9 @@
       else { name.style.color = COLORS[s % 4]; }
       if (f.turn === s) { html("span", "badge", "to play", name); }
       html("small", null, f.sizes[s] + (f.sizes[s] === 1 ? " tile" : " tiles"), who);
-      var n = f.hands[s].length, W = Math.max(1, n * 1.15), up = seatVisible(s);
-      var sv = svg("svg", {viewBox: "-0.05 -0.05 " + (W + 0.1) + " 2.1", width: (W + 0.1) * 21, height: 44}, row);
-      for (var i = 0; i < n; i++) {
-        var id = f.hands[s][i], p = D.pairs[id];
-        var cls = up ? "" : "back";
-        if (up && f.kind === "draw" && f.seat === s && f.tile === id) { cls = "new"; }
-        drawTile(sv, i * 1.15, 0, 1, 2, up ? p[1] : null, up ? p[0] : null, cls, up ? tileName(id) : "hidden tile");
-      }
+      var drawn = f.kind === "draw" ? f.tile : -1, mine = f.seat === s;
+      A.hand(row, seatVisible(s) ? f.hands[s] : null, f.hands[s].length, D.pairs,
+             function (id) { return mine && id === drawn ? "new" : ""; });
     }
   }
 
@@ -251,7 +146,7 @@
     if (f.turn !== null) { status.push(D.names[f.turn] + " to play"); }
     status.push("boneyard " + f.boneyard);
     $("status").textContent = status.join(" \u00b7 ");
-    $("ends").textContent = describeEnds(f);
+    $("ends").textContent = A.describeEnds(f);
     drawBoard(f);
     drawHands(f);
     $("hand-select").value = String(f.hand);
