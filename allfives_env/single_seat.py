@@ -26,29 +26,22 @@ import numpy as np
 from gymnasium import spaces
 
 from .agents.base import Agent, OracleView, PlayerView
-from .agents.registry import AgentError, make_agent
+from .agents.registry import make_agent
 from .core.errors import GameOverError, IllegalActionError, NotResetError, RulesError, short_repr
 from .core.actions import is_action_id
 from .core.deal import fixed_start
 from .core.game import Game
-from .core.outcome import EPISODE_MODES, REWARD_MODES, side_rewards
-from .core.rules import Rules, rules_from
+from .core.outcome import side_rewards
+from .core.rules import Rules
 from .core.seeds import MAX_SEED, check_seed
-from .core.values import is_finite_number, is_integer
+from .core.values import is_finite_number
 from .encoding import ObservationEncoder
 from .render import render_text
+from .seat_setup import OpponentLike, seat_setup
 
-OpponentLike = Union[str, Agent]
 #: Opponents are reseeded each episode from the env's generator with a seed below this (31 bits, the
 #: range the agents have always been seeded from, so episodes replay as before).
 AGENT_SEED_LIMIT = 2**31 - 1
-
-
-def _either(choices: Sequence[str]) -> str:
-    """``'a' or 'b'``: the allowed values of a mode, as the error messages name them."""
-    return " or ".join(repr(c) for c in choices)
-
-
 
 
 class AllFivesSingleSeatEnv(gymnasium.Env):
@@ -83,12 +76,9 @@ class AllFivesSingleSeatEnv(gymnasium.Env):
         **options: Any,
     ) -> None:
         super().__init__()
-        self.rules = rules_from(rules, options)
+        setup = seat_setup(opponents, opponent_weights, partner, seat, reward, episode, action_features, rules, options)
+        self.rules = setup.rules
         n = self.rules.num_players
-        if reward not in REWARD_MODES:
-            raise RulesError(f"reward={short_repr(reward)} is not allowed: choose {_either(REWARD_MODES)}")
-        if episode not in EPISODE_MODES:
-            raise RulesError(f"episode={short_repr(episode)} is not allowed: choose {_either(EPISODE_MODES)}")
         if illegal_action not in ("terminate", "raise"):
             raise RulesError(f"illegal_action={short_repr(illegal_action)} is not allowed: choose 'terminate' or 'raise'")
         self.illegal_action = illegal_action
@@ -97,38 +87,13 @@ class AllFivesSingleSeatEnv(gymnasium.Env):
         self.illegal_reward = float(illegal_reward)
         if render_mode not in (None, "ansi", "rgb_array"):
             raise RulesError(f"render_mode={short_repr(render_mode)} is not allowed: choose 'ansi', 'rgb_array' or None")
-        if seat is not None and not (is_integer(seat) and 0 <= seat < n):
-            raise RulesError(f"seat={short_repr(seat)} is not allowed: give 0..{n - 1}, or None for a random seat each episode")
-        if isinstance(opponents, (str, Agent)):
-            opponents = [opponents]
-        if not isinstance(opponents, (list, tuple)):
-            raise AgentError(f"opponents={short_repr(opponents)} is not allowed: give a list of agent specs or Agents, e.g. ['expert']")
-        if not opponents:
-            raise AgentError("opponents must name at least one agent, e.g. ['random'] or ['expert', 'greedy']")
-        self.opponent_specs = list(opponents)
+        self.opponent_specs = list(setup.opponents)
         self._pool = [self._build(o) for o in self.opponent_specs]
-        if opponent_weights is None:
-            weights = np.full(len(self._pool), 1.0 / len(self._pool))
-        else:
-            given = list(opponent_weights) if isinstance(opponent_weights, (list, tuple, np.ndarray)) else None
-            if (given is None or len(given) != len(self._pool) or not all(is_finite_number(w) for w in given)
-                    or any(w < 0 for w in given) or sum(given) <= 0):
-                raise AgentError(
-                    f"opponent_weights={short_repr(opponent_weights)} must give one finite, non-negative weight per "
-                    f"opponent ({len(self._pool)}), not all zero"
-                )
-            weights = np.asarray(given, dtype=float)
-            weights = weights / weights.sum()
-        self.opponent_weights = weights
-        if partner is not None and not self.rules.partnership:
-            raise AgentError(
-                f"partner={short_repr(partner)} is only for a 4-player partnership game (seats 0+2 vs 1+3); "
-                f"these rules have {n} players{' playing cut-throat' if n == 4 else ''}: leave partner out"
-            )
-        self._partner = None if partner is None else self._build(partner)
-        self.fixed_seat = None if seat is None else int(seat)
-        self.reward_mode = reward
-        self.episode = episode
+        self.opponent_weights = setup.weights
+        self._partner = None if setup.partner is None else self._build(setup.partner)
+        self.fixed_seat = setup.seat
+        self.reward_mode = setup.reward
+        self.episode = setup.episode
         self.render_mode = render_mode
         self.encoder = ObservationEncoder(self.rules, action_features)
         self.observation_space = spaces.Box(self.encoder.low, self.encoder.high, dtype=np.float32)
@@ -141,11 +106,8 @@ class AllFivesSingleSeatEnv(gymnasium.Env):
 
     @staticmethod
     def _build(opponent: OpponentLike) -> Agent:
-        if isinstance(opponent, Agent):
-            return opponent
-        if isinstance(opponent, str):
-            return make_agent(opponent)
-        raise AgentError(f"an opponent must be an agent spec string or an Agent, got {short_repr(opponent)}")
+        """The agent of a spec (built from the registry), or the Agent given (checked by :func:`seat_setup`)."""
+        return opponent if isinstance(opponent, Agent) else make_agent(opponent)
 
     # ------------------------------------------------------------------ gymnasium API
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None) -> tuple[np.ndarray, dict]:

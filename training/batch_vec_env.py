@@ -8,7 +8,8 @@ opponents in lockstep (each opponent kind chooses for all its games in one compi
 is back at the learner's turn or over, then computes the rewards, restarts the finished games and
 observes all games with :class:`~allfives_env.batch.observe.BatchObserver`.
 
-The same as the single-seat env, by construction (the arguments are checked by building one):
+The same as the single-seat env, by construction (the arguments are checked by the same plain checker,
+:func:`~allfives_env.seat_setup.seat_setup`, without building an env or an agent):
 
 * the observation (the flat vector, bit for bit), the action space and ``action_masks()``;
 * the learner's seat (``seat``, or random per episode), the opponents drawn per seat and per episode from
@@ -39,6 +40,7 @@ import time
 from typing import Any, Optional, Sequence
 
 import numpy as np
+from gymnasium import spaces
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices
 
 from allfives_env.agents.registry import AgentError, parse_agent_spec
@@ -48,8 +50,9 @@ from allfives_env.batch.observe import BatchObserver
 from allfives_env.core.errors import RulesError, short_repr
 from allfives_env.core.outcome import side_rewards
 from allfives_env.core.seeds import MAX_SEED, check_seed
+from allfives_env.encoding import ObservationEncoder
 from allfives_env.policy import SHIPPED_POLICIES, load_policy, shipped_policy_path
-from allfives_env.single_seat import AllFivesSingleSeatEnv
+from allfives_env.seat_setup import opponent_mixture, seat_setup
 
 __all__ = ["BATCH_AGENTS", "BatchPolicyAgent", "BatchSingleSeatVecEnv", "batch_spec_problem", "make_batch_opponent"]
 
@@ -101,6 +104,14 @@ class BatchPolicyAgent:
             masked = np.where(self.mask[rows], self.policy.forward(obs[rows]), -np.inf)
             out[rows] = np.argmax(masked, axis=1)
         return out
+
+
+def _check_batch_specs(specs: Sequence[Any]) -> None:
+    """An :class:`AgentError` for the first spec that has no batch implementation."""
+    for spec in specs:
+        problem = batch_spec_problem(spec)
+        if problem is not None:
+            raise AgentError(problem)
 
 
 def make_batch_opponent(spec: str, rules: Any, n: int, seed: int) -> Any:
@@ -207,30 +218,23 @@ class BatchSingleSeatVecEnv(VecEnv):
                  opponent_weights: Optional[Sequence[float]] = None, partner: Optional[str] = None,
                  seat: Optional[int] = None, reward: str = "win", episode: str = "game",
                  action_features: bool = False, rules: Any = None, record: bool = False, **options: Any) -> None:
-        if isinstance(opponents, str):
-            opponents = [opponents]
-        ref = AllFivesSingleSeatEnv(opponents=opponents, opponent_weights=opponent_weights, partner=partner,
-                                    seat=seat, reward=reward, episode=episode, action_features=action_features,
-                                    rules=rules, **options)  # the single-seat env's checks, once
+        setup = seat_setup(opponents, opponent_weights, partner, seat, reward, episode, action_features, rules, options)
         if isinstance(n_envs, (bool, np.bool_)) or not isinstance(n_envs, (int, np.integer)) or n_envs < 1:
             raise RulesError(f"n_envs={short_repr(n_envs)} is not allowed: give the number of games, an integer >= 1")
-        for spec in list(ref.opponent_specs) + ([] if partner is None else [partner]):
-            problem = batch_spec_problem(spec)
-            if problem is not None:
-                raise AgentError(problem)
+        _check_batch_specs(list(setup.opponents) + ([] if partner is None else [partner]))
         n = int(n_envs)
-        self.rules = rules = ref.rules
-        self.reward_mode, self.episode, self.fixed_seat = ref.reward_mode, ref.episode, ref.fixed_seat
+        self.rules = rules = setup.rules
+        self.reward_mode, self.episode, self.fixed_seat = setup.reward, setup.episode, setup.seat
         self.partner = partner
         self.record = bool(record)
         self.render_mode = None
-        self.observer = BatchObserver(rules, ref.encoder.action_features)
+        self.observer = BatchObserver(rules, setup.action_features)
         self.players = rules.num_players
         self.sides = rules.num_sides
         self.side_of_seat = np.array([rules.side_of(s) for s in range(self.players)], dtype=np.int64)
         self.pool = OpponentPool(rules, n)
-        self.pool.set_mixture(ref.opponent_specs, ref.opponent_weights, np.arange(n))
-        self.opponent_specs, self.opponent_weights = list(ref.opponent_specs), list(ref.opponent_weights)
+        self.pool.set_mixture(setup.opponents, setup.weights, np.arange(n))
+        self.opponent_specs, self.opponent_weights = list(setup.opponents), list(setup.weights)
         self.partner_id = None if partner is None else self.pool.ids([partner])[0]
         self.batch: Optional[BatchGame] = None
         self.rng: Optional[np.random.Generator] = None
@@ -240,11 +244,12 @@ class BatchSingleSeatVecEnv(VecEnv):
         self.start_scores = np.zeros((n, self.sides), dtype=np.int64)
         self.episode_return = np.zeros(n)
         self.episode_length = np.zeros(n, dtype=np.int64)
-        self.masks = np.zeros((n, ref.action_space.n), dtype=np.bool_)
+        encoder = ObservationEncoder(rules, setup.action_features)
+        self.masks = np.zeros((n, encoder.num_actions), dtype=np.bool_)
         self.rows = np.arange(n)
         self.actions: Optional[np.ndarray] = None
         self.t_start = time.time()
-        super().__init__(n, ref.observation_space, ref.action_space)
+        super().__init__(n, spaces.Box(encoder.low, encoder.high, dtype=np.float32), spaces.Discrete(encoder.num_actions))
 
     # -------------------------------------------------------------- episodes
     def reset(self) -> np.ndarray:
@@ -398,16 +403,12 @@ class BatchSingleSeatVecEnv(VecEnv):
     def set_opponents(self, opponents: Sequence[str], weights: Sequence[float], indices: VecEnvIndices = None) -> None:
         """Draw the opponents of the games ``indices`` (default all) from this mixture from their next
         episode on; checked as the single-seat env checks it, and every spec must have a batch agent."""
-        specs = [opponents] if isinstance(opponents, str) else opponents
-        ref = AllFivesSingleSeatEnv(opponents=specs, opponent_weights=weights, rules=self.rules)
-        for spec in ref.opponent_specs:
-            problem = batch_spec_problem(spec)
-            if problem is not None:
-                raise AgentError(problem)
+        specs, mixture = opponent_mixture(opponents, weights)
+        _check_batch_specs(specs)
         games = np.asarray(list(self._get_indices(indices)), dtype=np.int64)
-        self.pool.set_mixture(ref.opponent_specs, ref.opponent_weights, games)
+        self.pool.set_mixture(specs, mixture, games)
         if len(games) == self.num_envs:
-            self.opponent_specs, self.opponent_weights = list(ref.opponent_specs), list(ref.opponent_weights)
+            self.opponent_specs, self.opponent_weights = list(specs), list(mixture)
         self.pool.prune(self.seated, [] if self.partner_id is None else [self.partner_id])
 
     def seated_specs(self, i: int) -> list[Optional[str]]:
