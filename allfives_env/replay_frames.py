@@ -31,7 +31,8 @@ from .core.game import Game
 from .core.replay import game_record, load_replay, read_record
 from .core.rules import Rules
 
-__all__ = ["ARM_LIMITS", "FrameWalk", "Source", "TableNames", "board_layout", "replay_data", "turns_after"]
+__all__ = ["ARM_LIMITS", "FrameWalk", "Source", "TableNames", "board_layout", "replay_data", "result_text",
+           "turns_after"]
 
 Source = Union[str, Path, dict[str, Any], Game]
 
@@ -168,19 +169,21 @@ def replay_data(source: Source) -> dict[str, Any]:
     }
 
 
-def turns_after(game: Game) -> list[Optional[int]]:
-    """Per event, the seat whose move comes next (the seat of the next play, draw or pass in the same
-    hand), or None; after the last event of a game still going on, the seat to act now."""
-    turn_after: list[Optional[int]] = [None] * len(game.events)
+def turns_after(game: Game, start: int = 0) -> list[Optional[int]]:
+    """Per event from ``start`` on, the seat whose move comes next (the seat of the next play, draw or
+    pass in the same hand), or None; after the last event of a game still going on, the seat to act now.
+    (A game being played asks only for its new events: the turns of earlier ones do not change.)"""
+    events = game.events
+    turn_after: list[Optional[int]] = [None] * (len(events) - start)
     nxt: Optional[int] = None
-    for k in range(len(game.events) - 1, -1, -1):
-        turn_after[k] = nxt
-        ev = game.events[k]
+    for k in range(len(events) - 1, start - 1, -1):
+        turn_after[k - start] = nxt
+        ev = events[k]
         if isinstance(ev, (Play, Draw, Pass)):
             nxt = ev.seat
         elif type(ev) is HandStart:
             nxt = None
-    if not game.over and game.events:
+    if not game.over and turn_after:
         turn_after[-1] = game.current
     return turn_after
 
@@ -281,6 +284,17 @@ class FrameWalk:
         return _play_text(ev, self.names, self.tiles, lead, board.spinner >= 0 and not had_spinner)
 
 
+def result_text(game: Game, names: TableNames) -> str:
+    """The game's result in words: who won, a draw, or "unfinished"."""
+    if not game.over:
+        return "unfinished"
+    if game.winner is None:
+        result = "a draw"
+    else:
+        result = f"{names.sides[game.winner]} {'win' if names.team else 'wins'}"
+    return result + (" (max_hands reached)" if game.truncated else "")
+
+
 def _meta(game: Game, record: dict[str, Any], names: TableNames) -> dict[str, Any]:
     """What the page's header says about the game: players, rules changed from the defaults, result."""
     rules = game.rules
@@ -289,14 +303,6 @@ def _meta(game: Game, record: dict[str, Any], names: TableNames) -> dict[str, An
     changed = {k: v for k, v in rules.to_dict().items() if defaults.get(k) != v}
     seed = record.get("seed")
     agents = record.get("agents")
-    if game.over:
-        if game.winner is None:
-            result = "a draw"
-        else:
-            result = f"{names.sides[game.winner]} {'win' if names.team else 'wins'}"
-        result += " (max_hands reached)" if game.truncated else ""
-    else:
-        result = "unfinished"
     return {
         "players": n,
         "target": rules.target,
@@ -308,7 +314,7 @@ def _meta(game: Game, record: dict[str, Any], names: TableNames) -> dict[str, An
         "rules": changed,
         "hands": len(game.hand_records),
         "events": len(game.events),
-        "result": result,
+        "result": result_text(game, names),
         "final_scores": list(game.scores),
     }
 

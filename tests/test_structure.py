@@ -199,6 +199,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("evaluation", ("allfives_env.evaluation", "allfives_env.evaluation.*")),
     ("openspiel", ("allfives_env.openspiel", "allfives_env.openspiel.*")),
     ("training", ("allfives_training", "allfives_training.*")),
+    ("serve", ("allfives_env.serve", "allfives_env.serve.*")),
     ("command line", ("allfives_env.cli", "allfives_env.cli.*", "allfives_env.__main__")),
 ]
 

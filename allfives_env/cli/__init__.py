@@ -22,6 +22,7 @@ from ..core.errors import AllFivesError
 from .games import add_demo_parser, add_layout_parser, add_play_parser, add_replay_parser, run_demo
 from .matches import add_compare_parser, add_evaluate_parser, add_tournament_parser
 from .options import rules_from_options
+from .serve import add_serve_parser
 
 __all__ = ["build_parser", "main", "rules_from_options", "run_demo"]
 
@@ -37,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     for add_parser in (add_demo_parser, add_replay_parser, add_layout_parser, add_play_parser, add_evaluate_parser,
-                       add_tournament_parser, add_compare_parser, _add_training_parsers):
+                       add_tournament_parser, add_compare_parser, add_serve_parser, _add_training_parsers):
         add_parser(sub)
     return parser
 

@@ -1,0 +1,289 @@
+"""The web game's HTTP app (Starlette): the page, its assets and a small JSON API over the engine's games.
+
+Routes (every answer of ``/api`` is JSON; every refusal a 4xx ``{"error": "..."}`` saying what was wrong):
+
+=========================================  ================================================================
+``GET /``                                   the page (``assets/play.html``)
+``GET /assets/NAME``                        the page's files: its own, and the viewer's ``draw.js``/``viewer.css``
+``GET /api/options``                        agents (from the registry), analysts, the main rules options
+``POST /api/games``                         a new game: ``{players, partnership, seat, opponents, rules, seed}``
+``GET /api/games/ID?since=N``               the game as the person's seat sees it, frames from ``N`` on
+``POST /api/games/ID/move``                 the person's move ``{action, since}`` (an action id from ``legal``)
+``POST /api/games/ID/ai``                   the next agent's one move ``{since}`` (the page paces the agents)
+``POST /api/games/ID/hint``                 a search agent's value of every legal move ``{agent}``
+``GET /api/games/ID/replay.json``           the finished game's replay (``allfives replay`` verifies it)
+``GET /api/games/ID/viewer``                the finished game in the replay viewer
+=========================================  ================================================================
+
+Agents think in Starlette's thread pool, never on the event loop, so one game's search does not hold up
+another game's requests; each game takes one request at a time (:meth:`Session.claim`, else 409). POSTs
+must say ``Content-Type: application/json`` (a cross-site form cannot, so another site cannot play moves
+for a visitor), and the ``Host`` header must name the loopback address unless the server was told to bind
+elsewhere (a DNS-rebinding page cannot reach it).
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from typing import Any, Awaitable, Callable, Optional
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import Headers
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from ..core.errors import AllFivesError, short_repr
+from ..core.view import PlayerView
+from ..replay_frames import result_text
+from ..viewer import replay_html, viewer_asset
+from .catalog import catalog, check_offered
+from .schemas import RequestError, int_field, new_game, read_body, read_json, spec_field
+from .sessions import DEFAULT_CAP, DEFAULT_EXPIRY, Session, SessionStore, start_session
+from .table import legal_moves, table_names
+
+__all__ = ["DEFAULT_ANALYST", "LOOPBACK_HOSTS", "create_app"]
+
+#: The search agent a hint asks unless told otherwise.
+DEFAULT_ANALYST = "pimc-sift"
+#: Host names a server bound to the loopback address answers to ("testserver": Starlette's TestClient).
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]", "testserver")
+#: The page's own files (name -> media type): the only names ``/assets/`` serves, never a path from a request.
+SERVE_ASSETS = {"play.html": "text/html", "play.js": "text/javascript", "play.css": "text/css"}
+VIEWER_ASSETS = {"draw.js": "text/javascript", "viewer.css": "text/css"}
+#: The page loads only its own files; the viewer page of a finished game only what it inlines.
+PAGE_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'"
+VIEWER_CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
+SECURITY_HEADERS = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer", "Cache-Control": "no-store"}
+MOVE_FIELDS, AI_FIELDS, HINT_FIELDS = ("action", "since"), ("since",), ("agent",)
+
+
+def _asset(name: str) -> str:
+    """The text of one of the page's own files (a fixed name of :data:`SERVE_ASSETS`)."""
+    return (resources.files(__package__) / "assets" / name).read_text(encoding="utf-8")
+
+
+# ---------------------------------------------------------------------------------------------- answers
+def game_state(session: Session, since: int) -> dict[str, Any]:
+    """What the page needs of a game: who sits where, the frames from ``since`` on (as the person's seat
+    sees them), whose turn it is, the person's legal moves, and the result once it is over."""
+    game, table = session.game, session.table
+    total = len(table.frames)
+    if since > total:
+        raise RequestError(400, f"since={since} is past the game's {total} frames: give 0 to {total}")
+    rules = game.rules
+    return {
+        "id": session.id, "seat": session.seat, "seed": session.seed, **table_names(table),
+        "agents": session.agent_specs,
+        "rules": {"players": rules.num_players, "partnership": rules.partnership, "target": rules.target,
+                  "max_pip": rules.max_pip, "options": rules.to_dict()},
+        "total": total, "since": since, "frames": table.seat_frames(session.seat, since),
+        "turn": None if game.over else game.current, "your_turn": not game.over and game.current == session.seat,
+        "legal": legal_moves(game, session.seat), "over": game.over, "scores": list(game.scores),
+        "result": result_text(game, table.names),
+    }
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message, "status": status}, status_code=status, headers=SECURITY_HEADERS)
+
+
+async def _refused(request: Request, exc: Exception) -> Response:
+    """A refusal of ours (its status), the engine's (422: bad rules, agents, moves) or Starlette's (404, 405)."""
+    if isinstance(exc, RequestError):
+        return _error(exc.status, str(exc))
+    if isinstance(exc, HTTPException):
+        detail = exc.detail if exc.status_code != 404 else f"no such page or API route: {request.url.path[:80]}"
+        return _error(exc.status_code, str(detail))
+    return _error(422, str(exc))
+
+
+async def _failed(request: Request, exc: Exception) -> Response:
+    """A bug of ours: a JSON 500 that says so, and the server goes on."""
+    return _error(500, f"internal error ({type(exc).__name__}); the server goes on: please report it")
+
+
+# ---------------------------------------------------------------------------------------------- request parts
+async def _json(request: Request, fields: tuple[str, ...]) -> dict[str, Any]:
+    """The request's JSON body, bounded and with only ``fields``."""
+    media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if media != "application/json":
+        raise RequestError(415, f"send the body as JSON with Content-Type: application/json (got {short_repr(media)})")
+    return read_json(await read_body(request.stream(), request.headers.get("content-length")), fields)
+
+
+def _session(request: Request) -> Session:
+    store: SessionStore = request.app.state.store
+    return store.get(request.path_params["game_id"])
+
+
+def _since(data: dict[str, Any]) -> int:
+    since = int_field(data, "since", 0, 10**9, default=0)
+    assert since is not None
+    return since
+
+
+def _check_turn(session: Session, person: bool) -> None:
+    """409 unless the game goes on and it is the person's turn (``person``) or an agent's."""
+    game = session.game
+    if game.over:
+        raise RequestError(409, f"the game is over ({result_text(game, session.table.names)}); start a new game")
+    if person and game.current != session.seat:
+        raise RequestError(409, f"not your turn: P{game.current} ({session.agents[game.current].spec()}) is to play "
+                                f"(POST .../ai plays it)")
+    if not person and game.current == session.seat:
+        raise RequestError(409, f"it is your turn (P{session.seat}): send your move to POST .../move")
+
+
+# ---------------------------------------------------------------------------------------------- routes
+async def page(request: Request) -> Response:
+    return HTMLResponse(_asset("play.html"), headers={**SECURITY_HEADERS, "Content-Security-Policy": PAGE_CSP})
+
+
+async def asset(request: Request) -> Response:
+    name = request.path_params["name"]
+    if name in SERVE_ASSETS:
+        return Response(_asset(name), media_type=SERVE_ASSETS[name], headers=SECURITY_HEADERS)
+    if name in VIEWER_ASSETS:
+        return Response(viewer_asset(name), media_type=VIEWER_ASSETS[name], headers=SECURITY_HEADERS)
+    raise RequestError(404, f"no asset {short_repr(name)}: the page's files are {sorted({**SERVE_ASSETS, **VIEWER_ASSETS})}")
+
+
+async def options(request: Request) -> Response:
+    await run_in_threadpool(catalog)  # built once: the first call builds every agent
+    return JSONResponse({**catalog(), "default_analyst": DEFAULT_ANALYST}, headers=SECURITY_HEADERS)
+
+
+async def create(request: Request) -> Response:
+    settings = new_game(await _json(request, ("players", "partnership", "seat", "opponents", "rules", "seed")))
+    await run_in_threadpool(catalog)  # built once, off the event loop
+    for spec in settings.opponents:
+        check_offered(spec, settings.players)
+    store: SessionStore = request.app.state.store
+    seed = store.new_seed() if settings.seed is None else settings.seed
+    session = await run_in_threadpool(start_session, settings, seed, store.now())
+    store.add(session)
+    return JSONResponse(game_state(session, 0), status_code=201, headers=SECURITY_HEADERS)
+
+
+async def show(request: Request) -> Response:
+    session = _session(request)
+    text = request.query_params.get("since", "0")
+    if not (text.isdigit() and len(text) <= 9):
+        raise RequestError(400, f"since={short_repr(text)} is not allowed: give a frame count (0 for all)")
+    with session.claim():
+        return JSONResponse(game_state(session, int(text)), headers=SECURITY_HEADERS)
+
+
+async def move(request: Request) -> Response:
+    session = _session(request)
+    data = await _json(request, MOVE_FIELDS)
+    if "action" not in data:
+        raise RequestError(400, "give the move as {\"action\": ID}, an action id of the state's legal moves")
+    limit = session.game.tiles.size * 4
+    action = int_field(data, "action", 0, limit)
+    since = _since(data)
+    with session.claim():
+        _check_turn(session, person=True)
+        if action not in session.game.legal:
+            names = ", ".join(f"{m['name']} ({m['action']})" for m in legal_moves(session.game, session.seat))
+            raise RequestError(422, f"action {action} is not a legal move now; legal: {names}")
+        session.play(action)
+        return JSONResponse(game_state(session, since), headers=SECURITY_HEADERS)
+
+
+async def agent_move(request: Request) -> Response:
+    session = _session(request)
+    since = _since(await _json(request, AI_FIELDS))
+    with session.claim():
+        _check_turn(session, person=False)
+        await run_in_threadpool(session.agent_move)
+        return JSONResponse(game_state(session, since), headers=SECURITY_HEADERS)
+
+
+async def hint(request: Request) -> Response:
+    session = _session(request)
+    data = await _json(request, HINT_FIELDS)
+    spec = spec_field(data.get("agent", DEFAULT_ANALYST), "agent")
+    await run_in_threadpool(catalog)
+    check_offered(spec, session.game.num_players, analyst=True)
+    with session.claim():
+        _check_turn(session, person=True)
+        analyst = await run_in_threadpool(session.analyst, spec)
+        legal = sorted(session.game.legal)
+        values = await run_in_threadpool(analyst.move_scores, PlayerView(session.game, session.seat), legal)
+    return JSONResponse(hint_answer(session, analyst.spec(), legal, values), headers=SECURITY_HEADERS)
+
+
+def hint_answer(session: Session, spec: str, legal: list[int], values: list[float]) -> dict[str, Any]:
+    """The analysis as the page shows it: each move's value (null for one the search dropped early as
+    clearly worse) and the move the search plays, the best value (the first of ties)."""
+    names = {m["action"]: m["name"] for m in legal_moves(session.game, session.seat)}
+    finite = [v if v == v and abs(v) != float("inf") else None for v in values]
+    best = max(range(len(legal)), key=lambda i: -float("inf") if finite[i] is None else finite[i])
+    moves = [{"action": a, "name": names.get(a, str(a)), "value": None if v is None else round(v, 2),
+              "dropped": v is None} for a, v in zip(legal, finite)]
+    return {"agent": spec, "moves": moves, "best": legal[best], "best_name": names.get(legal[best], str(legal[best]))}
+
+
+def _finished(request: Request) -> Session:
+    session = _session(request)
+    if not session.game.over:
+        raise RequestError(409, "the replay is ready once the game is over (it shows every hand face up)")
+    return session
+
+
+async def replay(request: Request) -> Response:
+    session = _finished(request)
+    name = f"allfives-{session.id}.json"
+    return JSONResponse(session.record(), headers={**SECURITY_HEADERS,
+                                                   "Content-Disposition": f'attachment; filename="{name}"'})
+
+
+async def viewer(request: Request) -> Response:
+    session = _finished(request)
+    page_html = await run_in_threadpool(replay_html, session.record(), f"All Fives game {session.id}")
+    return HTMLResponse(page_html, headers={**SECURITY_HEADERS, "Content-Security-Policy": VIEWER_CSP})
+
+
+# ---------------------------------------------------------------------------------------------- the app
+class HostCheck:
+    """Refuse (400, JSON) a request whose Host header is not one of ``hosts`` (None: any host)."""
+
+    def __init__(self, app: ASGIApp, hosts: Optional[tuple[str, ...]]) -> None:
+        self.app, self.hosts = app, hosts
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and self.hosts is not None:
+            host = Headers(scope=scope).get("host", "")
+            name = host[: host.find("]") + 1] if host.startswith("[") else host.split(":")[0]
+            if name not in self.hosts:
+                response = _error(400, f"host {short_repr(host[:80])} is not served here; open http://127.0.0.1:PORT/")
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+def create_app(cap: int = DEFAULT_CAP, expiry: float = DEFAULT_EXPIRY,
+               hosts: Optional[tuple[str, ...]] = LOOPBACK_HOSTS) -> Starlette:
+    """The app, keeping at most ``cap`` games, each dropped after ``expiry`` idle seconds; ``hosts`` are
+    the Host header names it answers (None: any, for a server bound beyond the loopback address)."""
+    game = "/api/games/{game_id}"
+    routes = [
+        Route("/", page), Route("/assets/{name}", asset), Route("/api/options", options),
+        Route("/api/games", create, methods=["POST"]), Route(game, show),
+        Route(game + "/move", move, methods=["POST"]), Route(game + "/ai", agent_move, methods=["POST"]),
+        Route(game + "/hint", hint, methods=["POST"]), Route(game + "/replay.json", replay),
+        Route(game + "/viewer", viewer),
+    ]
+    app = Starlette(routes=routes, exception_handlers={AllFivesError: _refused, HTTPException: _refused,
+                                                       Exception: _failed})
+    app.state.store = SessionStore(cap, expiry)
+    app.add_middleware(HostCheck, hosts=hosts)
+    return app
