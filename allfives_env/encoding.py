@@ -5,29 +5,7 @@ seat ("ego-centric"): relative seat 0 is the observer, 1 the next player clockwi
 (the partner in a 4-player partnership), and so on. ``P`` = players, ``T`` = tiles in the set
 (28/55/91), ``V`` = pip values (``max_pip + 1``).
 
-==================  ==========  ===============================================================
-slice               size        meaning
-==================  ==========  ===============================================================
-``hand``            T           1 if the observer holds tile t
-``board``           T x P       1 at [t, k] if tile t is on the table, played by relative seat k
-``ends``            4 x (V+3)   per end W, E, N, S: one-hot open value (only if a tile may be
-                                placed there now), then flags *open*, *counted* (adds to the
-                                count), *double* (the last tile there is a double, counted 2x)
-``spinner``         V + 2       a spinner is on the table; its value one-hot; its own 2v is
-                                still in the count (fewer than two sides filled)
-``count``           2           the count / (8 x max_pip); 1 if the count scores (multiple of 5)
-``boneyard``        2           boneyard size / T; tiles that may still be drawn / T
-``hand_sizes``      P - 1       each other seat's hand size / T (relative seats 1..P-1)
-``voids``           (P-1) x V   1 at [k, v] if relative seat k is known to hold no tile showing v
-                                (it drew or passed while v was open)
-``scores``          P           the score of each relative seat's side / target, clipped to [-2, 2]
-``scored``          P           1 if that seat's side has scored (``min_first_score``)
-``partners``        P           1 if relative seat k is on the observer's side (k=0 always)
-``lead``            1           1 if the board is empty (the observer is leading)
-``features``        4T x F      only with ``action_features=True``: per placement id
-                                (``tile*4 + slot``), F = 12 numbers describing that play (below);
-                                all zeros for placements that are not legal now
-==================  ==========  ===============================================================
+%%PIECES%%
 
 Action features (``action_features=True``). A flat network has to learn from the raw slices what a
 placement would score and what it gives the opponent, which costs millions of steps. The features
@@ -63,7 +41,7 @@ from .core.view import PlayerView
 from .analysis import DOMINO, WINS, placement_features
 
 __all__ = [
-    "ACTION_FEATURES", "OBSERVATION_PIECES", "ObservationEncoder", "Piece", "action_name", "decode_action", "encode_action", "num_actions", "observation_table",
+    "ACTION_FEATURES", "OBSERVATION_PIECES", "ObservationEncoder", "Piece", "action_name", "pieces_table", "decode_action", "encode_action", "num_actions", "observation_table",
     "parse_action",
 ]
 
@@ -79,35 +57,62 @@ ACTION_FEATURE_HIGH = 8.0
 
 
 class Piece(NamedTuple):
-    """One named slice of the observation: its size from (players, tiles, values) and what it holds.
+    """One named slice of the observation: its size from (players, tiles, values), the same size as the
+    docs write it (``shape``, in ``P``, ``T``, ``V``; a test holds the two equal) and what it holds.
     ``optional`` pieces are present only with ``action_features=True``."""
 
     name: str
     size: Callable[[int, int, int], int]
+    shape: str
     meaning: str
     optional: bool = False
 
 
 #: The observation's slices, in order: the one declaration that :class:`ObservationEncoder` (offsets,
 #: writers), the compiled :class:`~allfives_env.batch.observe.BatchObserver` (its slice order),
-#: :func:`observation_table` (``allfives layout``) and the docs read. A new piece is one entry here plus
-#: its writer in each engine; ``tests/test_batch_observe.py`` compares the two writers value for value.
+#: :func:`observation_table` (``allfives layout``) and this module's documentation read. A new piece is
+#: one entry here plus its writer in each engine; ``tests/test_batch_observe.py`` compares the two writers
+#: value for value.
 OBSERVATION_PIECES: tuple[Piece, ...] = (
-    Piece("hand", lambda P, T, V: T, "1 if the observer holds tile t"),
-    Piece("board", lambda P, T, V: T * P, "1 at [t, k] if tile t is on the table, played by relative seat k"),
-    Piece("ends", lambda P, T, V: 4 * (V + 3), "per end W, E, N, S: open value one-hot, open, counted, double"),
-    Piece("spinner", lambda P, T, V: V + 2, "a spinner is down; its value one-hot; its own 2v still counts"),
-    Piece("count", lambda P, T, V: 2, "the count / (8 x max_pip); 1 if the count scores"),
-    Piece("boneyard", lambda P, T, V: 2, "boneyard size / T; tiles that may still be drawn / T"),
-    Piece("hand_sizes", lambda P, T, V: P - 1, "each other seat's hand size / T"),
-    Piece("voids", lambda P, T, V: (P - 1) * V, "1 at [k, v] if relative seat k is known to lack v"),
-    Piece("scores", lambda P, T, V: P, "each relative seat's side's score / target, clipped to [-2, 2]"),
-    Piece("scored", lambda P, T, V: P, "1 if that seat's side has scored (min_first_score)"),
-    Piece("partners", lambda P, T, V: P, "1 if relative seat k is on the observer's side"),
-    Piece("lead", lambda P, T, V: 1, "1 if the board is empty (the observer is leading)"),
-    Piece("features", lambda P, T, V: 4 * T * len(ACTION_FEATURES), "per placement id, the action features",
-          optional=True),
+    Piece("hand", lambda P, T, V: T, "T", "1 if the observer holds tile t"),
+    Piece("board", lambda P, T, V: T * P, "T x P", "1 at [t, k] if tile t is on the table, played by relative seat k"),
+    Piece("ends", lambda P, T, V: 4 * (V + 3), "4 x (V+3)",
+          "per end W, E, N, S: one-hot open value (only if a tile may be placed there now), then flags *open*, "
+          "*counted* (adds to the count), *double* (the last tile there is a double, counted 2x)"),
+    Piece("spinner", lambda P, T, V: V + 2, "V + 2",
+          "a spinner is on the table; its value one-hot; its own 2v is still in the count (fewer than two sides "
+          "filled)"),
+    Piece("count", lambda P, T, V: 2, "2", "the count / (8 x max_pip); 1 if the count scores (multiple of 5)"),
+    Piece("boneyard", lambda P, T, V: 2, "2", "boneyard size / T; tiles that may still be drawn / T"),
+    Piece("hand_sizes", lambda P, T, V: P - 1, "P - 1", "each other seat's hand size / T (relative seats 1..P-1)"),
+    Piece("voids", lambda P, T, V: (P - 1) * V, "(P-1) x V",
+          "1 at [k, v] if relative seat k is known to hold no tile showing v (it drew or passed while v was open)"),
+    Piece("scores", lambda P, T, V: P, "P",
+          "each relative seat's side's score / target, clipped to [-2, 2]"),
+    Piece("scored", lambda P, T, V: P, "P", "1 if that seat's side has scored (``min_first_score``)"),
+    Piece("partners", lambda P, T, V: P, "P", "1 if relative seat k is on the observer's side (k=0 always)"),
+    Piece("lead", lambda P, T, V: 1, "1", "1 if the board is empty (the observer is leading)"),
+    Piece("features", lambda P, T, V: 4 * T * len(ACTION_FEATURES), "4T x F",
+          "only with ``action_features=True``: per placement id (``tile*4+slot``), F = 12 numbers describing "
+          "that play (below); all zeros for placements that are not legal now", optional=True),
 )
+
+
+def pieces_table(width: int = 66) -> str:
+    """:data:`OBSERVATION_PIECES` as a reStructuredText table (the module's documentation shows it)."""
+    import textwrap
+
+    rule = f"{'=' * 18}  {'=' * 10}  {'=' * width}"
+    lines = [rule, f"{'slice':<18}  {'size':<10}  meaning", rule]
+    for piece in OBSERVATION_PIECES:
+        wrapped = textwrap.wrap(piece.meaning, width) or [""]
+        lines.append(f"{'``' + piece.name + '``':<18}  {piece.shape:<10}  {wrapped[0]}".rstrip())
+        lines.extend(f"{'':<18}  {'':<10}  {more}" for more in wrapped[1:])
+    lines.append(rule)
+    return "\n".join(lines)
+
+
+__doc__ = (__doc__ or "").replace("%%PIECES%%", pieces_table())
 
 #: Count points -> the ``features`` slice (``now``, ``deny``, ``follow``).
 POINT_SCALE = 1.0 / 20.0
@@ -427,8 +432,9 @@ class _SeatView:
 def observation_table(rules: Optional[Rules] = None, action_features: bool = False) -> str:
     """The observation layout for ``rules`` as a text table with offsets (for docs and debugging)."""
     enc = ObservationEncoder(rules or Rules(), action_features)
-    lines = [f"{'slice':<12} {'offset':>6} {'size':>5}"]
+    shapes = {piece.name: piece.shape for piece in OBSERVATION_PIECES}
+    lines = [f"{'slice':<12} {'offset':>6} {'size':>5}  shape"]
     for name, sl in enc.slices.items():
-        lines.append(f"{name:<12} {sl.start:>6} {sl.stop - sl.start:>5}")
+        lines.append(f"{name:<12} {sl.start:>6} {sl.stop - sl.start:>5}  {shapes[name]:<10}".rstrip())
     lines.append(f"{'total':<12} {'':>6} {enc.size:>5}")
     return "\n".join(lines)

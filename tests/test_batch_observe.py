@@ -147,3 +147,23 @@ def test_both_engines_read_the_one_declaration_of_the_observation_pieces(players
         observer = BatchObserver(rules, features)
         assert observer.offsets.tolist() == [encoder.slices[p.name].start if p.name in encoder.slices else -1
                                              for p in OBSERVATION_PIECES]
+
+
+def test_each_piece_documents_the_size_it_has() -> None:
+    """A piece's ``shape`` (what the docs, ``allfives layout`` and the module's table show) is its size:
+    read as arithmetic in P, T, V and F, it gives ``size(P, T, V)`` for every player count and set."""
+    import re
+
+    from allfives_env.encoding import ACTION_FEATURES, pieces_table
+
+    for piece in OBSERVATION_PIECES:
+        expression = re.sub(r"(\d)([A-Z(])", r"\1*\2", piece.shape.replace(" x ", "*"))
+        assert re.fullmatch(r"[\dPTVF()+*\- ]+", expression), piece.shape
+        for players in (2, 3, 4):
+            for tiles, values in ((28, 7), (55, 10), (91, 13)):
+                given = {"P": players, "T": tiles, "V": values, "F": len(ACTION_FEATURES)}
+                assert eval(expression, {"__builtins__": {}}, given) == piece.size(players, tiles, values), piece.name
+        assert f"``{piece.name}``" in pieces_table()
+    import allfives_env.encoding as encoding
+
+    assert pieces_table() in (encoding.__doc__ or "")

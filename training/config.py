@@ -18,10 +18,12 @@ from typing import Any, Mapping, Optional, Union
 from allfives_env.core.outcome import EPISODE_MODES, REWARD_MODES
 from allfives_training.schema import (
     MAX_CHECKPOINTS_KEPT, MAX_EPOCHS, MAX_GAMES, MAX_PROCESSES, MAX_REPLAYS, MAX_SEED, MAX_STEPS, ConfigError,
-    Section, agent_specs, apply_overrides, boolean, build_rules, check_agent_specs, checked_from, choice, integer,
-    layer_sizes, load_checked, number, opponent_mixture, optional, path_text, read_yaml, resolve, rules_options,
+    Section, agent_specs, apply_overrides, boolean, build_rules, check_agent_specs, choice, integer,
+    layer_sizes, load_checked, number, read_checked, opponent_mixture, optional, path_text, read_yaml, resolve, rules_options,
     run_name, section, setting, text,
 )
+from allfives_training.run_plan import ConfigKind
+from allfives_training.runs import latest_checkpoint
 from allfives_training.vec_env import VEC_ENV_KINDS
 
 __all__ = [
@@ -307,12 +309,17 @@ def validate_config(raw: Optional[Mapping[str, Any]], source: str = "") -> Train
     return cfg
 
 
+#: How ``allfives train`` reads its configs and finds a run's newest checkpoint (:mod:`.run_plan`).
+TRAIN_RUNS = ConfigKind(validate_config, latest_checkpoint,
+                        missing_hint=" (the configs ship in configs/, e.g. configs/default.yaml)")
+
+
 def load_config(path: Union[str, Path], overrides: Optional[list[str]] = None) -> TrainConfig:
     """Read a YAML config, apply ``--set`` overrides and validate it."""
-    return load_checked(path, overrides, validate_config, " (the configs ship in configs/, e.g. configs/default.yaml)")
+    return load_checked(path, overrides, validate_config, TRAIN_RUNS.missing_hint)
 
 
 def config_from(config: Any, overrides: Any = ()) -> TrainConfig:
     """A checked config from a file path, a raw mapping (named ``config`` in errors) or a
     :class:`TrainConfig` (checked again, as its mapping), with ``--set`` overrides."""
-    return checked_from(config, overrides, load_config, validate_config)
+    return read_checked(config, overrides, validate_config, TRAIN_RUNS.missing_hint)

@@ -72,6 +72,23 @@ def check_new_run_dir(target: Path) -> Path:
     return target
 
 
+def run_directory(named: Any, run_dir: Optional[str], resume: Any) -> Path:
+    """The directory of a run. A new run (``resume`` None or False): ``run_dir`` if it is missing or empty,
+    else ``<output.dir>/<name>`` of the config ``named``, or the next free ``<name>_<k>``. A resume: the
+    directory ``resume``, else ``run_dir``, else the newest run of ``named``'s name."""
+    if resume is None or resume is False:
+        return check_new_run_dir(Path(run_dir)) if run_dir is not None else \
+            new_run_dir(Path(named.output.dir), named.name)
+    if resume is not True:
+        return Path(resume)
+    if run_dir is not None:
+        return Path(run_dir)
+    found = run_dirs(Path(named.output.dir), named.name)
+    if not found:
+        raise ConfigError(f"--resume: no run of {named.name!r} in {named.output.dir}/ to resume")
+    return max(found, key=lambda p: p.stat().st_mtime)
+
+
 def latest_checkpoint(run_dir: Path) -> Optional[tuple[int, Path, dict]]:
     """(step, tensors file, checked state) of the newest checkpoint of a run, or None when it has none.
 

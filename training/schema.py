@@ -33,7 +33,7 @@ from allfives_env.core.values import is_finite_number, is_integer
 
 __all__ = [
     "ConfigError", "Check", "Section", "setting", "section", "resolve", "build_rules", "check_agent_specs",
-    "read_yaml", "parse_yaml", "apply_overrides", "load_checked", "checked_from", "rules_options", "opponent_mixture",
+    "read_yaml", "parse_yaml", "apply_overrides", "load_checked", "read_checked", "rules_options", "opponent_mixture",
     "is_int", "is_number", "integer", "number", "choice", "boolean", "text", "path_text", "optional", "run_name",
     "layer_sizes", "agent_specs",
     "MAX_SEED", "MAX_STEPS", "MAX_DEPTH", "MAX_SPECS", "MAX_PROCESSES", "MAX_GAMES", "MAX_REPLAYS",
@@ -469,12 +469,11 @@ def load_checked(path: Union[str, Path], overrides: Optional[list[str]], validat
     return validate(raw, str(path))
 
 
-def checked_from(config: Any, overrides: Any, load: Callable[[Any, list[str]], S],
-                 validate: Callable[[Any, str], S]) -> S:
-    """A checked config from a file path (``load``), a raw mapping (named ``config`` in errors) or a
-    :class:`Section` (checked again, as its mapping), with ``--set`` overrides."""
+def read_checked(config: Any, overrides: Any, validate: Callable[[Any, str], S], missing_hint: str = "") -> S:
+    """A checked config from a file path (read as :func:`load_checked` reads it), a raw mapping (named
+    ``config`` in errors) or a :class:`Section` (checked again, as its mapping), with ``--set`` overrides."""
     if isinstance(config, (str, os.PathLike)):
-        return load(config, list(overrides))
+        return load_checked(config, list(overrides), validate, missing_hint)
     if isinstance(config, Section):
         config = config.to_dict()
     return validate(apply_overrides(config, list(overrides), "config"), "config")

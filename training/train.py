@@ -36,16 +36,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
 from typing import Any, Optional, Sequence, TextIO
 
-from allfives_training.config import TrainConfig, config_from, load_config, rollout_size
+from allfives_training.config import TRAIN_RUNS, TrainConfig, rollout_size
+from allfives_training.run_plan import RunPlan, plan_run
 from allfives_training.runs import (
-    CHECKPOINT_FILE, CHECKPOINT_STATE, CHECKPOINTS, DEMONSTRATIONS, TRAINER, atomic_write, check_new_run_dir,
-    check_snapshots, latest_checkpoint, new_run_dir, not_resumed, resume_seed, run_dirs,
+    CHECKPOINT_FILE, CHECKPOINT_STATE, CHECKPOINTS, DEMONSTRATIONS, TRAINER, atomic_write, check_snapshots, latest_checkpoint, not_resumed, resume_seed,
 )
 from allfives_training.schema import ConfigError
 
@@ -181,8 +180,8 @@ class Trainer:
 
         json_path = tensors_path.with_suffix(".json")
         model = state["model"]
-        tensors = self._resume_tensors if self._resume_tensors is not None else \
-            self._load_resume(step, tensors_path, state)
+        tensors = (self._resume_tensors if self._resume_tensors is not None
+                   else self._load_resume(step, tensors_path, state))
         stray = sorted(n for n in tensors if not n.startswith(("policy/", "optimizer/")))
         if stray:
             raise CheckpointError(f"{tensors_path}: unexpected tensors {stray[:5]}")
@@ -476,44 +475,23 @@ class Trainer:
 
 
 # ---------------------------------------------------------------------------------------------- entry points
-def _resume_target(config: Any, run_dir: Optional[str], resume: Any, overrides: Sequence[str]) -> Path:
-    """The run directory ``--resume`` continues: ``resume`` itself, ``run_dir``, or the newest run of the
-    config's name."""
-    if resume is not True:
-        return Path(resume)
-    if run_dir is not None:
-        return Path(run_dir)
-    cfg0 = config_from(config, overrides)
-    found = run_dirs(Path(cfg0.output.dir), cfg0.name)
-    if not found:
-        raise ConfigError(f"--resume: no run of {cfg0.name!r} in {cfg0.output.dir}/ to resume")
-    return max(found, key=lambda p: p.stat().st_mtime)
-
-
 def train(config: Any, run_dir: Optional[str] = None, resume: Any = None, overrides: Sequence[str] = (),
           progress: Optional[bool] = None, out: Optional[TextIO] = None) -> dict:
     """Run a training config (a path, a mapping validated like a file, or a :class:`TrainConfig`) and return
     its summary.
 
     ``resume``: None (a new run), True (the newest run of the config's name, or ``run_dir``), or a run
-    directory. ``overrides``: ``--set`` items such as ``"total_steps=50000"``.
+    directory. ``overrides``: ``--set`` items such as ``"total_steps=50000"``. The arguments become a run in
+    :func:`~allfives_training.run_plan.plan_run`, as ``allfives train-rllib``'s do.
     """
-    if resume is not None and resume is not False:
-        target = _resume_target(config, run_dir, resume, overrides)
-        saved = target / "config.yaml"
-        if not os.path.lexists(saved):  # anything else there (a pipe, a device) is refused by the reader
-            raise ConfigError(f"--resume: {target} is not a run directory (it has no config.yaml)")
-        cfg = load_config(saved, list(overrides))
-        latest = latest_checkpoint(target)
-        if latest is None:
-            print(f"{target}: no checkpoint yet; starting this run from step 0", file=out or sys.stdout)
-        return Trainer(cfg, target, latest, progress=progress, out=out).run()
-    cfg = config_from(config, overrides)
-    if run_dir is not None:
-        target = check_new_run_dir(Path(run_dir))
-    else:
-        target = new_run_dir(Path(cfg.output.dir), cfg.name)
-    return Trainer(cfg, target, None, progress=progress, out=out).run()
+    return run_planned(plan_run(TRAIN_RUNS, config, run_dir, resume, overrides), progress, out)
+
+
+def run_planned(plan: RunPlan, progress: Optional[bool] = None, out: Optional[TextIO] = None) -> dict:
+    """Start or continue the run of ``plan``; its summary."""
+    if plan.resumed and plan.checkpoint is None:
+        print(f"{plan.run_dir}: no checkpoint yet; starting this run from step 0", file=out or sys.stdout)
+    return Trainer(plan.cfg, plan.run_dir, plan.checkpoint, progress=progress, out=out).run()
 
 
 def add_train_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -539,18 +517,20 @@ def _add_train_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run_train(args: argparse.Namespace) -> int:
-    """Run the ``train`` subcommand; returns the exit status."""
-    if args.print_config:
-        import yaml
-
-        print(yaml.safe_dump(config_from(args.config, args.overrides).to_dict(), sort_keys=False), end="")
-        return 0
-    missing = [m for m in ("torch", "stable_baselines3", "sb3_contrib", "yaml", "safetensors") if not importable(m)]
+    """Run the ``train`` subcommand; returns the exit status. ``--print-config`` prints the config the run
+    would use (a resumed run's own, with ``--set`` applied) and starts nothing."""
+    needed = ("yaml",) if args.print_config else ("torch", "stable_baselines3", "sb3_contrib", "yaml", "safetensors")
+    missing = [m for m in needed if not importable(m)]
     if missing:
         print(f"allfives train needs {', '.join(missing)}. {install_hint('train')}", file=sys.stderr)
         return 2
-    summary = train(args.config, run_dir=args.run_dir, resume=args.resume, overrides=args.overrides,
-                    progress=False if args.no_progress else None)
+    plan = plan_run(TRAIN_RUNS, args.config, args.run_dir, args.resume, args.overrides)
+    if args.print_config:
+        import yaml
+
+        print(yaml.safe_dump(plan.cfg.to_dict(), sort_keys=False), end="")
+        return 0
+    summary = run_planned(plan, progress=False if args.no_progress else None)
     return 130 if summary.get("interrupted") else 0
 
 

@@ -16,8 +16,8 @@ from allfives_env.core.outcome import EPISODE_MODES, REWARD_MODES
 from allfives_training.config import ACTIVATIONS
 from allfives_training.schema import (
     MAX_CHECKPOINTS_KEPT, MAX_EPOCHS, MAX_GAMES, MAX_PROCESSES, MAX_REPLAYS, MAX_SEED, MAX_STEPS, ConfigError,
-    Section, agent_specs, boolean, build_rules, check_agent_specs, checked_from, choice, integer, layer_sizes,
-    load_checked, number, opponent_mixture, optional, path_text, resolve, rules_options, run_name, section, setting,
+    Section, agent_specs, boolean, build_rules, check_agent_specs, choice, integer, layer_sizes,
+    load_checked, number, read_checked, opponent_mixture, optional, path_text, resolve, rules_options, run_name, section, setting,
 )
 
 __all__ = ["RLlibConfig", "RLlibEnvConfig", "RLlibNetworkConfig", "RLlibPPOConfig", "EnvRunnersConfig",
@@ -178,13 +178,16 @@ def validate_rllib_config(raw: Optional[Mapping[str, Any]], source: str = "") ->
     return cfg
 
 
+#: Said when a config file is missing: where the RLlib configs are.
+RLLIB_CONFIG_HINT = " (the RLlib configs ship in configs/, e.g. configs/rllib_selfplay.yaml)"
+
+
 def load_rllib_config(path: Union[str, Path], overrides: Optional[list[str]] = None) -> RLlibConfig:
     """Read a YAML RLlib config, apply ``--set`` overrides and validate it."""
-    return load_checked(path, overrides, validate_rllib_config,
-                        " (the RLlib configs ship in configs/, e.g. configs/rllib_selfplay.yaml)")
+    return load_checked(path, overrides, validate_rllib_config, RLLIB_CONFIG_HINT)
 
 
 def rllib_config_from(config: Any, overrides: Any = ()) -> RLlibConfig:
     """A checked config from a file path, a raw mapping (named ``config`` in errors) or an
     :class:`RLlibConfig`, with ``--set`` overrides."""
-    return checked_from(config, overrides, load_rllib_config, validate_rllib_config)
+    return read_checked(config, overrides, validate_rllib_config, RLLIB_CONFIG_HINT)

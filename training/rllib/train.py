@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import functools
 import json
-import os
 import re
 import sys
 import time
@@ -34,8 +33,9 @@ from pathlib import Path
 from typing import Any, Optional, Sequence, TextIO
 
 from allfives_env.core.errors import short_repr
-from allfives_training.rllib.config import RLlibConfig
-from allfives_training.runs import CHECKPOINTS, check_new_run_dir, checkpoint_folder, resume_seed
+from allfives_training.rllib.config import RLLIB_CONFIG_HINT, RLlibConfig, validate_rllib_config
+from allfives_training.run_plan import ConfigKind, plan_run
+from allfives_training.runs import CHECKPOINTS, checkpoint_folder, resume_seed
 from allfives_training.schema import ConfigError
 
 __all__ = ["add_train_rllib_parser", "run_train_rllib", "train_rllib", "latest_rllib_checkpoint"]
@@ -372,42 +372,26 @@ class RLlibRun:
         return summary
 
 
-def _run_config(config: Any, run_dir: Optional[str], resume: Optional[str],
-                overrides: Sequence[str]) -> tuple[RLlibConfig, Path, Optional[tuple[int, Path, dict]]]:
-    """The checked config, the run directory and (``--resume``) the checkpoint to continue."""
-    from allfives_training.rllib.config import load_rllib_config, rllib_config_from
-
-    if not resume:
-        cfg = rllib_config_from(config, overrides)
-        run_path = check_new_run_dir(Path(run_dir) if run_dir else Path(cfg.output.dir) / cfg.name)
-        return cfg, run_path, None
-    target = Path(resume)
-    saved = target / "config.yaml"
-    if not saved.is_file():
-        raise ConfigError(f"--resume: {target} is not an RLlib run directory (it has no config.yaml)")
-    cfg = load_rllib_config(saved, list(overrides))
-    resume_from = latest_rllib_checkpoint(target)
-    if resume_from is None:
-        raise ConfigError(f"--resume: {target} has no checkpoint yet (checkpoints/iter_<n>.json)")
-    return cfg, target, resume_from
+#: How ``allfives train-rllib`` reads its configs and finds a run's newest checkpoint (:mod:`..run_plan`).
+RLLIB_RUNS = ConfigKind(validate_rllib_config, latest_rllib_checkpoint, "an RLlib run directory", RLLIB_CONFIG_HINT)
 
 
-def train_rllib(config: Any, run_dir: Optional[str] = None, resume: Optional[str] = None,
+def train_rllib(config: Any, run_dir: Optional[str] = None, resume: Any = None,
                 overrides: Sequence[str] = (), address: Optional[str] = None, out: Optional[TextIO] = None) -> dict:
     """Run an RLlib config (a path, a mapping or an :class:`RLlibConfig`) on a local Ray, or on the cluster at
     ``address``."""
     import ray
 
-    cfg, run_path, resume_from = _run_config(config, run_dir, resume, overrides)
+    plan = plan_run(RLLIB_RUNS, config, run_dir, resume, overrides)
+    if plan.resumed and plan.checkpoint is None:
+        print(f"{plan.run_dir}: no checkpoint yet; starting this run from iteration 0", file=out or sys.stdout)
     started = False
     if not ray.is_initialized():
-        # the repository root on the workers' path, so they import allfives_training/ from this checkout too
-        root = str(Path(__file__).resolve().parents[2])
-        runtime_env = {"env_vars": {"PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}}
-        ray.init(address=address, include_dashboard=False, log_to_driver=False, runtime_env=runtime_env)
+        # the workers import allfives_training as installed (pyproject's package-dir), like the driver
+        ray.init(address=address, include_dashboard=False, log_to_driver=False)
         started = True
     try:
-        return RLlibRun(cfg, run_path, out).run(resume_from)
+        return RLlibRun(plan.cfg, plan.run_dir, out).run(plan.checkpoint)
     finally:
         if started:
             ray.shutdown()
@@ -422,8 +406,9 @@ def add_train_rllib_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--config", default="configs/rllib_selfplay.yaml", help="YAML config (configs/rllib_*.yaml)")
     p.add_argument("--address", default=None,
                    help="Ray cluster address (e.g. auto, or ray://host:10001); default: start a local Ray")
-    p.add_argument("--run-dir", default=None, help="the run directory (default <output.dir>/<name>)")
-    p.add_argument("--resume", default=None, metavar="RUN_DIR", help="continue RUN_DIR from its newest checkpoint")
+    p.add_argument("--run-dir", default=None, help="the run directory (default <output.dir>/<name>[_k])")
+    p.add_argument("--resume", nargs="?", const=True, default=None, metavar="RUN_DIR",
+                   help="continue from the newest checkpoint of RUN_DIR (default: the newest run of the config's name)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config value, e.g. --set iterations=50 --set env_runners.num_env_runners=8")
     return p
