@@ -5,7 +5,7 @@
 (function () {
   "use strict";
   var A = AllFivesDraw, html = A.html, COLORS = A.COLORS;
-  var LAST_GAME = "allfives-last-game", RETRY_MS = 600;
+  var LAST_GAME = "allfives-last-game", PACE = "allfives-pace", RETRY_MS = 600;
   var G = null;          // the game: id, seat, names, sides, side_of, pairs, agents, rules
   var frames = [];       // every frame received, as the person's seat sees it
   var shown = -1;        // the frame on screen
@@ -321,6 +321,12 @@
       say(err.message); openDialog();
     });
   }
+
+  // the pace is the person's taste: kept across reloads and games
+  try { if (localStorage.getItem(PACE)) { $("pace").value = localStorage.getItem(PACE); } } catch (err) { /* none kept */ }
+  $("pace").addEventListener("change", function () {
+    try { localStorage.setItem(PACE, $("pace").value); } catch (err) { /* not kept */ }
+  });
 
   api("GET", "/api/options").then(function (c) {
     CATALOG = c;
