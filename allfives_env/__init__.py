@@ -39,11 +39,14 @@ _register()
 
 
 def _register_gymnasium() -> None:
-    """``gymnasium.make("AllFives-v0", opponents=["expert"])``: the single-seat env for SB3 and friends."""
+    """``gymnasium.make("AllFives-v0", opponents=["expert"])``: the single-seat env for SB3 and friends;
+    ``gymnasium.make_vec("AllFives-v0", num_envs=N, vectorization_mode="vector_entry_point")``: the same
+    semantics for N games of the compiled batch engine (:mod:`allfives_env.vector`)."""
     import gymnasium
 
     if "AllFives-v0" not in gymnasium.registry:
-        gymnasium.register(id="AllFives-v0", entry_point="allfives_env.single_seat:AllFivesSingleSeatEnv")
+        gymnasium.register(id="AllFives-v0", entry_point="allfives_env.single_seat:AllFivesSingleSeatEnv",
+                           vector_entry_point="allfives_env.vector:AllFivesVectorEnv")
 
 
 _register_gymnasium()

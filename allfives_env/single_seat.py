@@ -14,7 +14,10 @@ target, summed over everything since the learner last acted. (The usual PettingZ
 the final reward of the side that did not move last, so a loser never sees its loss.)
 
 ``action_masks()`` returns the legal actions, which ``MaskablePPO`` reads directly from
-Dummy/SubprocVecEnv without wrappers. Registered as ``gymnasium.make("AllFives-v0", ...)``.
+Dummy/SubprocVecEnv without wrappers; every info carries the same mask as ``info["action_mask"]``.
+Registered as ``gymnasium.make("AllFives-v0", ...)``; ``gymnasium.make_vec("AllFives-v0", num_envs=N,
+vectorization_mode="vector_entry_point")`` is the same env for N games of the compiled batch engine
+(:mod:`allfives_env.vector`).
 """
 
 from __future__ import annotations
@@ -214,5 +217,8 @@ class AllFivesSingleSeatEnv(gymnasium.Env):
         return self.encoder.encode(self.game, self.seat)
 
     def _info(self) -> dict[str, Any]:
+        """The scores, the learner's seat, the hand, and ``action_mask`` (:meth:`action_masks`: Gymnasium
+        users look for the mask in the info)."""
         game = self.game
-        return {"scores": list(game.scores), "seat": self.seat, "hand": game.hand_number}
+        return {"scores": list(game.scores), "seat": self.seat, "hand": game.hand_number,
+                "action_mask": self.action_masks()}

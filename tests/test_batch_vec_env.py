@@ -147,7 +147,7 @@ def test_the_opponents_are_batch_agents_that_play_their_seats_in_lockstep() -> N
 
     env = _env(12, record=True, opponents=["random", "greedy", "expert"])
     env.reset()
-    assert all(isinstance(a, BatchAgent) for a in env.pool.agents)
+    assert all(isinstance(a, BatchAgent) for a in env.venv.pool.agents)
     calls = []  # (agent index, seat to act, the agent's moves, decisions logged so far) per call
 
     class Spy:
@@ -157,12 +157,12 @@ def test_the_opponents_are_batch_agents_that_play_their_seats_in_lockstep() -> N
         def act(self, batch):
             out = self.agent.act(batch)
             logged = [len(batch.decisions(i)) for i in range(batch.n)]
-            calls.append((self.k, batch.current, out, logged, env.seated.copy()))
+            calls.append((self.k, batch.current, out, logged, env.venv.seated.copy()))
             return out
 
-    for k, agent in enumerate(env.pool.agents):
-        env.pool.agents[k] = Spy(k, agent)
-        env.pool.where[k] = False
+    for k, agent in enumerate(env.venv.pool.agents):
+        env.venv.pool.agents[k] = Spy(k, agent)
+        env.venv.pool.where[k] = False
     moves = 0
     for _, _, dones, _ in _play(env, 60):
         for k, current, out, logged, seated in calls:

@@ -1,419 +1,137 @@
-"""A stable-baselines3 ``VecEnv`` over one compiled batch of games: the learner holds one seat in each of
-``n`` games of a :class:`~allfives_env.batch.BatchGame`, and batch agents play every other seat.
+"""A stable-baselines3 ``VecEnv`` over the library's vector env: ``vec_env: batch`` in a training config.
 
-``vec_env: batch`` in a training config (issue 12). It is the single-seat env
-(:class:`~allfives_env.single_seat.AllFivesSingleSeatEnv`) for ``n`` games at once, without a process, a
-pipe or a Python loop per game: one :meth:`step` applies the learner's ``n`` actions, then steps the
-opponents in lockstep (each opponent kind chooses for all its games in one compiled call) until every game
-is back at the learner's turn or over, then computes the rewards, restarts the finished games and
-observes all games with :class:`~allfives_env.batch.observe.BatchObserver`.
+All the game work is :class:`allfives_env.vector.AllFivesVectorEnv` (the single-seat env for ``n`` games of
+one compiled batch, with its ``same_step`` autoreset); this adapter only speaks SB3's protocol:
 
-The same as the single-seat env, by construction (the arguments are checked by the same plain checker,
-:func:`~allfives_env.seat_setup.seat_setup`, without building an env or an agent):
+* ``reset()`` / ``step_async`` / ``step_wait`` with SB3's seeding (:meth:`seed`, then the next reset) and a
+  list of per-game info dicts (``scores``, ``seat``, ``hand``, ``action_mask``, ``TimeLimit.truncated``), plus
+  ``terminal_observation`` and ``Monitor``'s ``episode`` (``r``, ``l``, ``t``) at the end of an episode;
+* ``action_masks()`` for MaskablePPO;
+* ``env_method("set_opponents", specs, weights)`` (the league), ``env_method("seated_specs")`` and
+  ``get_attr("seat")``.
 
-* the observation (the flat vector, bit for bit), the action space and ``action_masks()``;
-* the learner's seat (``seat``, or random per episode), the opponents drawn per seat and per episode from
-  the mixture (``opponents`` / ``opponent_weights``; ``partner`` for a partnership's partner seat);
-* the rewards: ``points`` = the side's score change minus the mean change of the other sides over the
-  target, summed since the learner's previous action (what the opponents scored before its first move
-  counts at its first step); ``win`` = +1 / -1 / 0 at the end (a one-hand episode's winner is the unique
-  top gainer); ``terminated`` / ``truncated`` (``max_hands``) as there;
-* the infos (``scores``, ``seat``, ``hand``) plus SB3's ``terminal_observation``, ``TimeLimit.truncated``
-  and ``Monitor``'s ``episode`` (``r``, ``l``, ``t``) at the end of an episode;
-* ``env_method("set_opponents", specs, weights)`` (the league): the new mixture from each game's next
-  episode on.
-
-What differs, and why: opponents are the batch agents (``random``, ``greedy``, ``expert``, with their own
-random streams, not the per-episode reseeded ``Agent`` objects) and policy files (``ppo:path=...``,
-``ppo-2p``, played greedily, as league snapshots are, by batched forward passes); any other agent spec
-(``pimc``, ``ppo:...,sample=true``) is refused (:func:`batch_spec_problem`). An illegal action raises
-:class:`~allfives_env.core.errors.IllegalActionError` (as ``illegal_action="raise"``): a masked learner never
-takes one. A game that ends before the learner's first decision (possible in one-hand episodes) is dealt
-again at once instead of handing the learner a finished game. Games are dealt by the batch engine's
-streams (seeded from ``seed``), so the deals differ from the single-seat env's for the same seed.
+An illegal action raises :class:`~allfives_env.core.errors.IllegalActionError` naming the game (a masked
+learner never takes one); opponents the batch engine cannot play are refused with an
+:class:`~allfives_env.agents.registry.AgentError` (:func:`batch_spec_problem`).
 """
 
 from __future__ import annotations
 
-import inspect
 import time
 from typing import Any, Optional, Sequence
 
 import numpy as np
-from gymnasium import spaces
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices
 
-from allfives_env.agents.registry import AgentError, parse_agent_spec
-from allfives_env.batch import BatchGame
-from allfives_env.batch.agents import BATCH_AGENTS, make_batch_agent
-from allfives_env.batch.observe import BatchObserver
-from allfives_env.core.errors import RulesError, short_repr
-from allfives_env.core.outcome import side_rewards
-from allfives_env.core.seeds import MAX_SEED, check_seed
-from allfives_env.encoding import ObservationEncoder
-from allfives_env.policy import SHIPPED_POLICIES, load_policy, shipped_policy_path
-from allfives_env.seat_setup import opponent_mixture, seat_setup
+from allfives_env.batch_opponents import BATCH_AGENTS, BatchPolicyAgent, batch_spec_problem, make_batch_opponent
+from allfives_env.core.errors import RulesError
+from allfives_env.vector import AllFivesVectorEnv
 
 __all__ = ["BATCH_AGENTS", "BatchPolicyAgent", "BatchSingleSeatVecEnv", "batch_spec_problem", "make_batch_opponent"]
 
-_STREAM_LIMIT = 2**62  # seeds of the batch engine and the batch agents are drawn below this
-
-
-def batch_spec_problem(spec: Any) -> Optional[str]:
-    """Why an opponent spec cannot play in the batch vec env, or None when it can."""
-    try:
-        name, params = parse_agent_spec(spec)
-    except AgentError as exc:
-        return str(exc)
-    if name in BATCH_AGENTS:
-        return None
-    if name == "ppo" or name in SHIPPED_POLICIES:
-        if params.get("sample", False) is not False:
-            return (f"opponent {short_repr(spec)}: vec_env: batch plays policy files greedily (the argmax, as "
-                    "league snapshots play); leave out sample=true, or use vec_env: batched")
-        return None
-    return (f"opponent {short_repr(spec)} has no batch implementation; vec_env: batch plays "
-            f"{', '.join(BATCH_AGENTS)} and policy files (ppo:path=FILE.npz, {', '.join(sorted(SHIPPED_POLICIES))}): "
-            "use vec_env: batched for other agents")
-
-
-class BatchPolicyAgent:
-    """A policy file played in every game at once: one forward pass over the observations of the seats to
-    act, the highest legal logit (the first of equal maxima, as :class:`~allfives_env.agents.PolicyAgent`)."""
-
-    def __init__(self, path: str, rules: Any, n: int) -> None:
-        self.policy = load_policy(path)
-        self.policy.check_rules(rules)
-        self.observer = BatchObserver(rules, self.policy.action_features)
-        self.players = rules.num_players
-        self.obs = np.zeros((n, self.observer.size), dtype=np.float32)
-        self.mask = np.zeros((n, self.policy.num_actions), dtype=np.bool_)
-
-    def act(self, batch: BatchGame, where: Optional[np.ndarray] = None) -> np.ndarray:
-        """The chosen action of every game in ``where`` (default: every live game); -1 elsewhere."""
-        current = batch.current
-        live = current >= 0
-        chosen = live if where is None else (np.asarray(where, dtype=bool) & live)
-        # other games are observed from a seat not to act: no action features computed for them
-        seats = np.where(chosen, current, (np.maximum(current, 0) + 1) % self.players)
-        obs = self.observer.observe(batch, seats, out=self.obs)
-        batch.legal_mask(out=self.mask)
-        rows = np.flatnonzero(chosen)
-        out = np.full(batch.n, -1, dtype=np.int64)
-        if len(rows):
-            masked = np.where(self.mask[rows], self.policy.forward(obs[rows]), -np.inf)
-            out[rows] = np.argmax(masked, axis=1)
-        return out
-
-
-def _check_batch_specs(specs: Sequence[Any]) -> None:
-    """An :class:`AgentError` for the first spec that has no batch implementation."""
-    for spec in specs:
-        problem = batch_spec_problem(spec)
-        if problem is not None:
-            raise AgentError(problem)
-
-
-def make_batch_opponent(spec: str, rules: Any, n: int, seed: int) -> Any:
-    """The batch opponent of an agent spec: a batch agent or a :class:`BatchPolicyAgent` (or an
-    :class:`~allfives_env.agents.registry.AgentError` saying why the spec has none)."""
-    problem = batch_spec_problem(spec)
-    if problem is not None:
-        raise AgentError(problem)
-    name, params = parse_agent_spec(spec)
-    if name in BATCH_AGENTS:
-        return make_batch_agent(name, seed, n, **params)
-    path = params.get("path") if name == "ppo" else str(shipped_policy_path(name))
-    if not isinstance(path, str):
-        raise AgentError(f"opponent {short_repr(spec)}: give the policy file as path=FILE.npz")
-    return BatchPolicyAgent(path, rules, n)
-
-
-def takes_where(agent: Any) -> bool:
-    """Whether ``agent.act`` takes ``where`` (a bool (n,) mask of the games to compute), so that it spends
-    nothing on the games where another agent, or the learner, is to act."""
-    try:
-        return "where" in inspect.signature(agent.act).parameters
-    except (TypeError, ValueError):  # pragma: no cover - a builtin without a signature
-        return False
-
-
-class OpponentPool:
-    """The opponents' batch agents, one per distinct spec, and each game's mixture weights over them."""
-
-    def __init__(self, rules: Any, n: int) -> None:
-        self.rules = rules
-        self.n = n
-        self.specs: list[str] = []
-        self.agents: list[Any] = []
-        self.where: list[bool] = []
-        self.weights = np.zeros((n, 0))
-        self.rng = np.random.default_rng(0)
-
-    def ids(self, specs: Sequence[str]) -> list[int]:
-        """The pool index of each spec, building the agents not yet in the pool."""
-        out = []
-        for spec in specs:
-            if spec in self.specs and self.agents[self.specs.index(spec)] is not None:
-                out.append(self.specs.index(spec))
-                continue
-            agent = make_batch_opponent(spec, self.rules, self.n, int(self.rng.integers(_STREAM_LIMIT)))
-            if spec in self.specs:
-                k = self.specs.index(spec)
-                self.agents[k], self.where[k] = agent, takes_where(agent)
-            else:
-                self.specs.append(spec)
-                self.agents.append(agent)
-                self.where.append(takes_where(agent))
-                self.weights = np.concatenate([self.weights, np.zeros((self.n, 1))], axis=1)
-            out.append(self.specs.index(spec))
-        return out
-
-    def set_mixture(self, specs: Sequence[str], weights: np.ndarray, games: np.ndarray) -> None:
-        """Games ``games`` draw their opponents from ``specs`` with probabilities ``weights`` from now on."""
-        ids = self.ids(specs)
-        rows = np.zeros((len(games), len(self.specs)))
-        for k, w in zip(ids, weights):
-            rows[:, k] += w
-        self.weights[games] = rows
-
-    def reseed(self, rng: np.random.Generator) -> None:
-        """Build every agent of the pool again with seeds drawn from ``rng`` (a new batch)."""
-        self.rng = rng
-        for k, spec in enumerate(self.specs):
-            if self.agents[k] is not None:
-                self.agents[k] = make_batch_opponent(spec, self.rules, self.n, int(rng.integers(_STREAM_LIMIT)))
-
-    def prune(self, seated: np.ndarray, keep: Sequence[int]) -> None:
-        """Drop the agents no game draws any more and none has seated (``keep``: the partner's)."""
-        used = set(np.unique(seated[seated >= 0]).tolist()) | set(keep)
-        for k in range(len(self.specs)):
-            if k not in used and not self.weights[:, k].any():
-                self.agents[k] = None
-
-    def act(self, k: int, batch: BatchGame, where: np.ndarray) -> np.ndarray:
-        """Agent ``k``'s actions; only the games in ``where`` are read."""
-        agent = self.agents[k]
-        if self.where[k]:
-            return agent.act(batch, where)
-        # An agent without ``where`` chooses in every live game, and every game is live here (most of them at
-        # the learner's turn, or another agent's): the games outside ``where`` are marked over while it
-        # chooses, so it skips them as it skips finished games (the expert's analysis is most of a step).
-        over = batch.S["over"]
-        saved = over.copy()
-        over[~where] = 1
-        try:
-            return agent.act(batch)
-        finally:
-            over[:] = saved
-
 
 class BatchSingleSeatVecEnv(VecEnv):
-    """The single-seat env for ``n_envs`` games of one :class:`~allfives_env.batch.BatchGame` (see the
-    module docstring). Takes the single-seat env's arguments (``opponents``, ``opponent_weights``,
-    ``partner``, ``seat``, ``reward``, ``episode``, ``action_features``, the rules) plus ``record`` (keep
-    every game's decisions, so ``batch.replay(i)`` can rebuild it; off for speed)."""
+    """SB3's view of an :class:`~allfives_env.vector.AllFivesVectorEnv` of ``n_envs`` games. Takes the vector
+    env's arguments (``opponents``, ``opponent_weights``, ``partner``, ``seat``, ``reward``, ``episode``,
+    ``action_features``, the rules, ``record``)."""
 
-    def __init__(self, n_envs: int, opponents: Sequence[str] = ("random",),
-                 opponent_weights: Optional[Sequence[float]] = None, partner: Optional[str] = None,
-                 seat: Optional[int] = None, reward: str = "win", episode: str = "game",
-                 action_features: bool = False, rules: Any = None, record: bool = False, **options: Any) -> None:
-        setup = seat_setup(opponents, opponent_weights, partner, seat, reward, episode, action_features, rules, options)
-        if isinstance(n_envs, (bool, np.bool_)) or not isinstance(n_envs, (int, np.integer)) or n_envs < 1:
-            raise RulesError(f"n_envs={short_repr(n_envs)} is not allowed: give the number of games, an integer >= 1")
-        _check_batch_specs(list(setup.opponents) + ([] if partner is None else [partner]))
-        n = int(n_envs)
-        self.rules = rules = setup.rules
-        self.reward_mode, self.episode, self.fixed_seat = setup.reward, setup.episode, setup.seat
-        self.partner = partner
-        self.record = bool(record)
+    def __init__(self, n_envs: int, **kwargs: Any) -> None:
+        if "autoreset_mode" in kwargs:
+            raise RulesError("the SB3 adapter sets autoreset_mode='same_step' itself (SB3 reads the final observation "
+                             "from the info): leave it out")
+        self.venv = AllFivesVectorEnv(n_envs, autoreset_mode="same_step", **kwargs)
         self.render_mode = None
-        self.observer = BatchObserver(rules, setup.action_features)
-        self.players = rules.num_players
-        self.sides = rules.num_sides
-        self.side_of_seat = np.array([rules.side_of(s) for s in range(self.players)], dtype=np.int64)
-        self.pool = OpponentPool(rules, n)
-        self.pool.set_mixture(setup.opponents, setup.weights, np.arange(n))
-        self.opponent_specs, self.opponent_weights = list(setup.opponents), list(setup.weights)
-        self.partner_id = None if partner is None else self.pool.ids([partner])[0]
-        self.batch: Optional[BatchGame] = None
-        self.rng: Optional[np.random.Generator] = None
-        self.seats = np.zeros(n, dtype=np.int64)
-        self.seated = np.full((n, self.players), -1, dtype=np.int64)
-        self.last_scores = np.zeros((n, self.sides), dtype=np.int64)
-        self.start_scores = np.zeros((n, self.sides), dtype=np.int64)
-        self.episode_return = np.zeros(n)
-        self.episode_length = np.zeros(n, dtype=np.int64)
-        encoder = ObservationEncoder(rules, setup.action_features)
-        self.masks = np.zeros((n, encoder.num_actions), dtype=np.bool_)
-        self.rows = np.arange(n)
+        self.episode_return = np.zeros(self.venv.num_envs)
+        self.episode_length = np.zeros(self.venv.num_envs, dtype=np.int64)
         self.actions: Optional[np.ndarray] = None
         self.t_start = time.time()
-        super().__init__(n, spaces.Box(encoder.low, encoder.high, dtype=np.float32), spaces.Discrete(encoder.num_actions))
+        self._started = False
+        super().__init__(self.venv.num_envs, self.venv.single_observation_space, self.venv.single_action_space)
 
-    # -------------------------------------------------------------- episodes
+    @property
+    def rules(self) -> Any:
+        """The rules every game is played under."""
+        return self.venv.rules
+
+    @property
+    def batch(self) -> Any:
+        """The compiled batch of games (None before the first reset)."""
+        return self.venv.batch
+
+    @property
+    def opponent_specs(self) -> list[str]:
+        """The opponents' mixture of every game (as last set for all of them)."""
+        return self.venv.opponent_specs
+
+    @property
+    def opponent_weights(self) -> list[float]:
+        """The mixture's weights."""
+        return self.venv.opponent_weights
+
+    # -------------------------------------------------------------- SB3's protocol
     def reset(self) -> np.ndarray:
-        """Deal ``n`` new games (seeded by :meth:`seed` when it was called, else from the previous
-        stream, or fresh entropy the first time); the learner's first observations."""
+        """Deal ``n`` new games (seeded by :meth:`seed` when it was called, else from the previous stream, or
+        fresh entropy the first time); the learner's first observations."""
         if any(self._options):
             raise RulesError("vec_env: batch deals every game from the engine's streams; reset options (fixed "
                              "hands, boneyard, scores) are not supported: use the single-seat env for them")
-        seed = self._seeds[0]
-        if seed is None:
-            seed = int(self.rng.integers(MAX_SEED)) if self.rng is not None else \
-                int(np.random.SeedSequence().entropy % MAX_SEED)
-        seed = check_seed(seed)
-        self.rng = np.random.default_rng(seed)
-        self.batch = BatchGame(self.rules, self.num_envs, seed=int(self.rng.integers(_STREAM_LIMIT)),
-                               stop_after_hand=self.episode == "hand", record=self.record)
-        self.pool.reseed(self.rng)
-        self._deal(self.rows)
+        obs, info = self.venv.reset(seed=self._seeds[0])
+        self._started = True
         self.episode_return[:] = 0.0
         self.episode_length[:] = 0
-        self._play_opponents()
-        self._redeal_finished()
-        self.reset_infos = self._infos()
+        self.reset_infos = self._per_game(info)
         self._reset_seeds()
         self._reset_options()
-        return self._observe()
+        return obs
 
-    def _deal(self, games: np.ndarray) -> None:
-        """The learner's seat and the opponents of each (re)started game, drawn from its mixture."""
-        m, P, rng = len(games), self.players, self.rng
-        seats = np.full(m, self.fixed_seat, dtype=np.int64) if self.fixed_seat is not None else \
-            rng.integers(P, size=m)
-        weights = self.pool.weights[games]
-        cum = np.cumsum(weights, axis=1)
-        u = rng.random((m, P)) * cum[:, -1:]
-        who = (u[:, :, None] >= cum[:, None, :]).sum(axis=2)
-        last = weights.shape[1] - 1 - np.argmax(weights[:, ::-1] > 0, axis=1)
-        who = np.minimum(who, last[:, None])  # u rounded up to the total: the last drawable agent
-        at = np.arange(m)
-        if self.partner_id is not None:
-            who[at, (seats + 2) % P] = self.partner_id
-        who[at, seats] = -1
-        self.seated[games] = who
-        self.seats[games] = seats
-        scores = self.batch.scores[games]
-        self.last_scores[games] = scores
-        self.start_scores[games] = scores
-
-    def _play_opponents(self) -> None:
-        """Step the opponents of every game, all kinds in lockstep, until each game is at the learner's
-        turn or over."""
-        batch, rows = self.batch, self.rows
-        while True:
-            current = batch.current
-            need = (current >= 0) & (current != self.seats)
-            if not need.any():
-                return
-            ids = np.where(need, self.seated[rows, current], -1)
-            actions = np.full(self.num_envs, -1, dtype=np.int64)
-            for k in np.flatnonzero(np.bincount(ids[need])).tolist():
-                chosen = ids == k
-                actions[chosen] = self.pool.act(k, batch, chosen)[chosen]
-            batch.step(actions)
-
-    def _redeal_finished(self) -> None:
-        """Deal new episodes to the finished games until every game waits for the learner (a game can end
-        before the learner's first decision in a one-hand episode)."""
-        while True:
-            restarted = self.batch.reset_done()
-            if not restarted.any():
-                return
-            self._deal(np.flatnonzero(restarted))
-            self._play_opponents()
-
-    # -------------------------------------------------------------- stepping
     def step_async(self, actions: np.ndarray) -> None:
         """Keep the learner's actions for :meth:`step_wait`."""
-        self.actions = np.asarray(actions)
+        self.actions = np.asarray(actions).reshape(-1)
 
     def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict]]:
         """Play the learner's actions and the opponents' replies; rewards, auto-reset, observations."""
-        batch = self.batch
-        if batch is None:
+        if not self._started:
             raise RulesError("call reset() before step()")
-        batch.step(self.actions.reshape(-1))
-        self._play_opponents()
-        done = batch.done
-        rewards = self._rewards(done)
+        obs, rewards, terminated, truncated, info = self.venv.step(self.actions)
+        done = terminated | truncated
         self.episode_return += rewards
         self.episode_length += 1
-        infos = self._infos()
-        if done.any():
-            self._finish(np.flatnonzero(done), infos)
-        return self._observe(), rewards.astype(np.float32), done, infos
-
-    def _rewards(self, done: np.ndarray) -> np.ndarray:
-        """The learner's reward in every game (float64), as the single-seat env computes it."""
-        batch, rows = self.batch, self.rows
-        scores = batch.scores.astype(np.int64)
-        mine_side = self.side_of_seat[self.seats]
-        if self.reward_mode == "points":
-            gains = scores - self.last_scores
-            self.last_scores = scores
-            return side_rewards("points", gains, scale=self.rules.target)[rows, mine_side]
+        fresh = self._per_game(info)
         if not done.any():
-            return np.zeros(self.num_envs)
-        results = side_rewards("win", scores - self.start_scores, done, batch.winner, hand=self.episode == "hand")
-        return results[rows, mine_side]
-
-    def _finish(self, games: np.ndarray, infos: list[dict]) -> None:
-        """The end of the episodes of ``games``: terminal observations, SB3's and Monitor's infos, new
-        deals."""
-        # the other games are observed from a seat not to act: no action features are computed for them
-        seats = self.seats.copy()
-        live = np.ones(self.num_envs, dtype=bool)
-        live[games] = False
-        seats[live] = (seats[live] + 1) % self.players
-        final = self.observer.observe(self.batch, seats)
-        truncated = self.batch.truncated
+            return obs, rewards.astype(np.float32), done, fresh
+        final = self._per_game(info["final_info"])
         elapsed = round(time.time() - self.t_start, 6)
-        for i in games.tolist():
-            info = infos[i]
-            info["terminal_observation"] = final[i]
-            info["TimeLimit.truncated"] = bool(truncated[i])
-            info["episode"] = {"r": round(float(self.episode_return[i]), 6), "l": int(self.episode_length[i]),
-                               "t": elapsed}
-        self.episode_return[games] = 0.0
-        self.episode_length[games] = 0
-        self._redeal_finished()
-        fresh = self._infos()
-        for i in games.tolist():
+        infos = list(fresh)
+        for i in np.flatnonzero(done).tolist():
+            infos[i] = {**final[i], "terminal_observation": info["final_obs"][i],
+                        "TimeLimit.truncated": bool(truncated[i]),
+                        "episode": {"r": round(float(self.episode_return[i]), 6), "l": int(self.episode_length[i]),
+                                    "t": elapsed}}
             self.reset_infos[i] = fresh[i]
+        self.episode_return[done] = 0.0
+        self.episode_length[done] = 0
+        return obs, rewards.astype(np.float32), done, infos
 
-    def _observe(self) -> np.ndarray:
-        """The learner's observation of every game (a new array: SB3 keeps the previous one), and the
-        action masks of the next step."""
-        self.batch.legal_mask(out=self.masks)
-        return self.observer.observe(self.batch, self.seats)
-
-    def _infos(self) -> list[dict]:
-        """The single-seat env's info of every game, with SB3's ``TimeLimit.truncated``."""
-        batch = self.batch
-        return [{"scores": s, "seat": seat, "hand": h, "TimeLimit.truncated": False}
-                for s, seat, h in zip(batch.scores.tolist(), self.seats.tolist(), batch.hand_number.tolist())]
+    @staticmethod
+    def _per_game(info: dict[str, Any]) -> list[dict]:
+        """Gymnasium's vector info as SB3's list of one dict per game."""
+        masks, seats, scores, hands = info["action_mask"], info["seat"], info["scores"], info["hand"]
+        return [{"scores": s, "seat": seat, "hand": h, "action_mask": m, "TimeLimit.truncated": False}
+                for s, seat, h, m in zip(scores.tolist(), seats.tolist(), hands.tolist(), masks)]
 
     def action_masks(self) -> np.ndarray:
         """bool (n, num_actions): the learner's legal actions in every game."""
-        return self.masks.copy()
+        return self.venv.action_masks()
 
     # -------------------------------------------------------------- the league
     def set_opponents(self, opponents: Sequence[str], weights: Sequence[float], indices: VecEnvIndices = None) -> None:
         """Draw the opponents of the games ``indices`` (default all) from this mixture from their next
-        episode on; checked as the single-seat env checks it, and every spec must have a batch agent."""
-        specs, mixture = opponent_mixture(opponents, weights)
-        _check_batch_specs(specs)
-        games = np.asarray(list(self._get_indices(indices)), dtype=np.int64)
-        self.pool.set_mixture(specs, mixture, games)
-        if len(games) == self.num_envs:
-            self.opponent_specs, self.opponent_weights = list(specs), list(mixture)
-        self.pool.prune(self.seated, [] if self.partner_id is None else [self.partner_id])
+        episode on (:meth:`AllFivesVectorEnv.set_opponents`)."""
+        self.venv.set_opponents(opponents, weights, list(self._get_indices(indices)))
 
     def seated_specs(self, i: int) -> list[Optional[str]]:
         """The spec playing each seat of game ``i`` in its current episode (None: the learner's seat)."""
-        return [None if k < 0 else self.pool.specs[k] for k in self.seated[i].tolist()]
+        return self.venv.seated_specs(i)
 
     # -------------------------------------------------------------- SB3's VecEnv forwarding
     def env_method(self, method_name: str, *method_args: Any, indices: VecEnvIndices = None,
@@ -422,7 +140,7 @@ class BatchSingleSeatVecEnv(VecEnv):
         game) and ``seated_specs``; the games share one engine, so there is no per-game env object."""
         idx = list(self._get_indices(indices))
         if method_name == "action_masks":
-            return list(self.masks[idx])
+            return list(self.action_masks()[idx])
         if method_name == "set_opponents":
             self.set_opponents(*method_args, indices=idx, **method_kwargs)
             return [None] * len(idx)
@@ -433,14 +151,17 @@ class BatchSingleSeatVecEnv(VecEnv):
 
     def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
         """The attribute per game: ``seat`` (each game's learner seat), else the vec env's own attribute
-        (shared by every game: ``rules``, ``reward_mode``, ``render_mode``, ``action_masks``, ...)."""
+        (shared by every game: ``rules``, ``render_mode``, ``action_masks``, ...) or the vector env's
+        (``reward_mode``, ``episode``, ...)."""
         idx = list(self._get_indices(indices))
         if attr_name == "seat":
-            return self.seats[idx].tolist()
-        if attr_name.startswith("_") or not hasattr(self, attr_name):
+            return self.venv.seats[idx].tolist()
+        if attr_name.startswith("_"):
             raise AttributeError(f"the batch vec env has no attribute {attr_name!r}")
-        value = getattr(self, attr_name)
-        return [value] * len(idx)
+        owner = self if hasattr(self, attr_name) else self.venv
+        if not hasattr(owner, attr_name):
+            raise AttributeError(f"the batch vec env has no attribute {attr_name!r}")
+        return [getattr(owner, attr_name)] * len(idx)
 
     def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:
         """Set an attribute shared by every game (``indices`` must name them all)."""
@@ -460,4 +181,4 @@ class BatchSingleSeatVecEnv(VecEnv):
 
     def close(self) -> None:
         """Nothing to release: no process, no file."""
-        self.batch = None
+        self.venv.close()

@@ -1,0 +1,179 @@
+"""Opponents for a whole batch of games: the batch agents and policy files, each choosing for every game at
+once, and the per-game mixture they are drawn from.
+
+The vector env (:mod:`allfives_env.vector`) seats these in the games of one
+:class:`~allfives_env.batch.BatchGame`: :class:`OpponentPool` keeps one batch opponent per distinct agent
+spec and each game's mixture weights over them. An agent spec has a batch opponent when it names a batch
+agent (``random``, ``greedy``, ``expert``) or a policy file (``ppo:path=FILE.npz``, a shipped policy such as
+``ppo-2p``), played greedily by batched forward passes (:class:`BatchPolicyAgent`); any other spec is
+refused with the reason (:func:`batch_spec_problem`).
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from .agents.registry import AgentError, parse_agent_spec
+from .batch import BatchGame
+from .batch.agents import BATCH_AGENTS, make_batch_agent
+from .batch.observe import BatchObserver
+from .core.errors import short_repr
+from .policy import SHIPPED_POLICIES, load_policy, shipped_policy_path
+
+__all__ = ["BATCH_AGENTS", "BatchPolicyAgent", "OpponentPool", "STREAM_LIMIT", "batch_spec_problem",
+           "check_batch_specs", "make_batch_opponent"]
+
+STREAM_LIMIT = 2**62  # seeds of the batch engine and the batch agents are drawn below this
+
+
+def batch_spec_problem(spec: Any) -> Optional[str]:
+    """Why an opponent spec cannot play in a batch of games (the vector env), or None when it can."""
+    try:
+        name, params = parse_agent_spec(spec)
+    except AgentError as exc:
+        return str(exc)
+    if name in BATCH_AGENTS:
+        return None
+    if name == "ppo" or name in SHIPPED_POLICIES:
+        if params.get("sample", False) is not False:
+            return (f"opponent {short_repr(spec)}: the batch engine plays policy files greedily (the argmax, as "
+                    "league snapshots play); leave out sample=true, or use the one-game env AllFives-v0 "
+                    "(vec_env: batched in a training config)")
+        return None
+    return (f"opponent {short_repr(spec)} has no batch implementation; the batch engine plays "
+            f"{', '.join(BATCH_AGENTS)} and policy files (ppo:path=FILE.npz, {', '.join(sorted(SHIPPED_POLICIES))}): "
+            "use the one-game env AllFives-v0 (vec_env: batched in a training config) for other agents")
+
+
+class BatchPolicyAgent:
+    """A policy file played in every game at once: one forward pass over the observations of the seats to
+    act, the highest legal logit (the first of equal maxima, as :class:`~allfives_env.agents.PolicyAgent`)."""
+
+    def __init__(self, path: str, rules: Any, n: int) -> None:
+        self.policy = load_policy(path)
+        self.policy.check_rules(rules)
+        self.observer = BatchObserver(rules, self.policy.action_features)
+        self.players = rules.num_players
+        self.obs = np.zeros((n, self.observer.size), dtype=np.float32)
+        self.mask = np.zeros((n, self.policy.num_actions), dtype=np.bool_)
+
+    def act(self, batch: BatchGame, where: Optional[np.ndarray] = None) -> np.ndarray:
+        """The chosen action of every game in ``where`` (default: every live game); -1 elsewhere."""
+        current = batch.current
+        live = current >= 0
+        chosen = live if where is None else (np.asarray(where, dtype=bool) & live)
+        # other games are observed from a seat not to act: no action features computed for them
+        seats = np.where(chosen, current, (np.maximum(current, 0) + 1) % self.players)
+        obs = self.observer.observe(batch, seats, out=self.obs)
+        batch.legal_mask(out=self.mask)
+        rows = np.flatnonzero(chosen)
+        out = np.full(batch.n, -1, dtype=np.int64)
+        if len(rows):
+            masked = np.where(self.mask[rows], self.policy.forward(obs[rows]), -np.inf)
+            out[rows] = np.argmax(masked, axis=1)
+        return out
+
+
+def check_batch_specs(specs: Sequence[Any]) -> None:
+    """An :class:`AgentError` for the first spec that has no batch implementation."""
+    for spec in specs:
+        problem = batch_spec_problem(spec)
+        if problem is not None:
+            raise AgentError(problem)
+
+
+def make_batch_opponent(spec: str, rules: Any, n: int, seed: int) -> Any:
+    """The batch opponent of an agent spec: a batch agent or a :class:`BatchPolicyAgent` (or an
+    :class:`~allfives_env.agents.registry.AgentError` saying why the spec has none)."""
+    problem = batch_spec_problem(spec)
+    if problem is not None:
+        raise AgentError(problem)
+    name, params = parse_agent_spec(spec)
+    if name in BATCH_AGENTS:
+        return make_batch_agent(name, seed, n, **params)
+    path = params.get("path") if name == "ppo" else str(shipped_policy_path(name))
+    if not isinstance(path, str):
+        raise AgentError(f"opponent {short_repr(spec)}: give the policy file as path=FILE.npz")
+    return BatchPolicyAgent(path, rules, n)
+
+
+def takes_where(agent: Any) -> bool:
+    """Whether ``agent.act`` takes ``where`` (a bool (n,) mask of the games to compute), so that it spends
+    nothing on the games where another agent, or the learner, is to act."""
+    try:
+        return "where" in inspect.signature(agent.act).parameters
+    except (TypeError, ValueError):  # pragma: no cover - a builtin without a signature
+        return False
+
+
+class OpponentPool:
+    """The opponents' batch agents, one per distinct spec, and each game's mixture weights over them."""
+
+    def __init__(self, rules: Any, n: int) -> None:
+        self.rules = rules
+        self.n = n
+        self.specs: list[str] = []
+        self.agents: list[Any] = []
+        self.where: list[bool] = []
+        self.weights = np.zeros((n, 0))
+        self.rng = np.random.default_rng(0)
+
+    def ids(self, specs: Sequence[str]) -> list[int]:
+        """The pool index of each spec, building the agents not yet in the pool."""
+        out = []
+        for spec in specs:
+            if spec in self.specs and self.agents[self.specs.index(spec)] is not None:
+                out.append(self.specs.index(spec))
+                continue
+            agent = make_batch_opponent(spec, self.rules, self.n, int(self.rng.integers(STREAM_LIMIT)))
+            if spec in self.specs:
+                k = self.specs.index(spec)
+                self.agents[k], self.where[k] = agent, takes_where(agent)
+            else:
+                self.specs.append(spec)
+                self.agents.append(agent)
+                self.where.append(takes_where(agent))
+                self.weights = np.concatenate([self.weights, np.zeros((self.n, 1))], axis=1)
+            out.append(self.specs.index(spec))
+        return out
+
+    def set_mixture(self, specs: Sequence[str], weights: np.ndarray, games: np.ndarray) -> None:
+        """Games ``games`` draw their opponents from ``specs`` with probabilities ``weights`` from now on."""
+        ids = self.ids(specs)
+        rows = np.zeros((len(games), len(self.specs)))
+        for k, w in zip(ids, weights):
+            rows[:, k] += w
+        self.weights[games] = rows
+
+    def reseed(self, rng: np.random.Generator) -> None:
+        """Build every agent of the pool again with seeds drawn from ``rng`` (a new batch)."""
+        self.rng = rng
+        for k, spec in enumerate(self.specs):
+            if self.agents[k] is not None:
+                self.agents[k] = make_batch_opponent(spec, self.rules, self.n, int(rng.integers(STREAM_LIMIT)))
+
+    def prune(self, seated: np.ndarray, keep: Sequence[int]) -> None:
+        """Drop the agents no game draws any more and none has seated (``keep``: the partner's)."""
+        used = set(np.unique(seated[seated >= 0]).tolist()) | set(keep)
+        for k in range(len(self.specs)):
+            if k not in used and not self.weights[:, k].any():
+                self.agents[k] = None
+
+    def act(self, k: int, batch: BatchGame, where: np.ndarray) -> np.ndarray:
+        """Agent ``k``'s actions; only the games in ``where`` are read."""
+        agent = self.agents[k]
+        if self.where[k]:
+            return agent.act(batch, where)
+        # An agent without ``where`` chooses in every live game, and every game is live here (most of them at
+        # the learner's turn, or another agent's): the games outside ``where`` are marked over while it
+        # chooses, so it skips them as it skips finished games (the expert's analysis is most of a step).
+        over = batch.S["over"]
+        saved = over.copy()
+        over[~where] = 1
+        try:
+            return agent.act(batch)
+        finally:
+            over[:] = saved

@@ -1,0 +1,316 @@
+"""``AllFives-v0`` as a Gymnasium vector env on the compiled batch engine: ``num_envs`` games in lockstep.
+
+``gymnasium.make_vec("AllFives-v0", num_envs=4096, vectorization_mode="vector_entry_point", **kwargs)``
+returns an :class:`AllFivesVectorEnv`: the single-seat env (:class:`~allfives_env.single_seat.
+AllFivesSingleSeatEnv`) for every game of one :class:`~allfives_env.batch.BatchGame`, without a process, a
+pipe or a Python loop per game. One :meth:`~AllFivesVectorEnv.step` applies the learner's actions, lets
+the opponents of every game reply in lockstep (each opponent kind chooses for all its games in one compiled
+call) until every game is back at the learner's turn or over, then computes the rewards and observes.
+
+The same as the single-seat env, by construction: the arguments are checked by the same plain checker
+(:func:`~allfives_env.seat_setup.seat_setup`), and a test plays the vector env's games again, deal for deal
+and move for move, in the single-seat env and compares what both return:
+
+* the observation (bit for bit, ``action_features`` included), the action space and the masks;
+* the learner's seat (``seat``, or random per episode), the opponents drawn per seat and per episode from
+  the mixture (``opponents`` / ``opponent_weights``; ``partner`` for a partnership's partner seat);
+* the rewards (:func:`~allfives_env.core.outcome.side_rewards`): ``points`` = the side's score change minus
+  the mean change of the other sides over the target since the learner's previous action (what the
+  opponents scored before its first move counts at its first step); ``win`` = +1 / -1 / 0 at the end;
+  ``terminated`` / ``truncated`` (the ``max_hands`` cap) as there;
+* the infos, as Gymnasium's vector infos (a ``(num_envs, ...)`` array per key and a ``_key`` mask):
+  ``action_mask`` (bool, the legal actions: also :meth:`~AllFivesVectorEnv.action_masks`, which
+  MaskablePPO reads), ``seat``, ``scores`` and ``hand``.
+
+Gymnasium 1.x autoreset: ``autoreset_mode="next_step"`` (Gymnasium's default: the step after an episode
+ends starts the next one, ignores that game's action and returns reward 0) or ``"same_step"`` (the next
+episode starts at once; the last observation and info are in ``info["final_obs"]`` / ``info["final_info"]``,
+as stable-baselines3 expects). ``reset(seed=...)`` deals every game from that seed; ``reset()`` deals a new
+batch from the env's own generator (fresh entropy the first time).
+
+What differs from the single-seat env, and why: the opponents are batch opponents
+(:mod:`allfives_env.batch_opponents`: ``random``, ``greedy``, ``expert`` and greedy policy files), each with
+its own random stream; any other agent spec is refused with an :class:`AgentError` that says which can play.
+An illegal action raises :class:`IllegalActionError` naming the game and its legal actions, and nothing is
+applied (a masked learner never takes one). A game that ends before the learner's first decision (possible
+in one-hand episodes) is dealt again at once. The deals come from the batch engine's streams, so they
+differ from the single-seat env's for the same seed.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from gymnasium.vector import AutoresetMode
+from gymnasium.vector.utils import batch_space
+
+from .batch import BatchGame
+from .batch.checks import MAX_GAMES, integer_values
+from .batch.observe import BatchObserver
+from .batch_opponents import STREAM_LIMIT, OpponentPool, check_batch_specs
+from .core.actions import action_name
+from .core.errors import AgentError, BatchError, IllegalActionError, NotResetError, SeedError, short_repr
+from .core.outcome import side_rewards
+from .core.seeds import MAX_SEED, check_seed
+from .core.values import is_integer
+from .encoding import ObservationEncoder
+from .seat_setup import opponent_mixture, seat_setup
+
+__all__ = ["AUTORESET_MODES", "AllFivesVectorEnv"]
+
+#: The autoreset modes the vector env plays, by the names ``make_vec`` users pass.
+AUTORESET_MODES = {"next_step": AutoresetMode.NEXT_STEP, "same_step": AutoresetMode.SAME_STEP}
+
+
+def _autoreset_mode(value: Any) -> AutoresetMode:
+    """``value`` (a name or Gymnasium's enum) as the enum, or a :class:`BatchError` naming the choices."""
+    for name, mode in AUTORESET_MODES.items():
+        if value == name or value is mode:
+            return mode
+    raise BatchError(f"autoreset_mode={short_repr(value)} is not allowed: choose 'next_step' (Gymnasium's default) "
+                     "or 'same_step' (the final observation in the info, as stable-baselines3 reads it)")
+
+
+class AllFivesVectorEnv(gymnasium.vector.VectorEnv):
+    """All Fives for one learner seat in each of ``num_envs`` games of one compiled batch (see the module
+    docstring). Takes the single-seat env's arguments (``opponents``, ``opponent_weights``, ``partner``,
+    ``seat``, ``reward``, ``episode``, ``action_features``, the rules as ``rules=Rules(...)`` or keywords),
+    plus ``autoreset_mode`` and ``record`` (keep every game's decisions, so ``env.batch.replay(i)`` can
+    rebuild it; off for speed)."""
+
+    metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
+
+    def __init__(self, num_envs: int = 1, opponents: Sequence[str] = ("random",),
+                 opponent_weights: Optional[Sequence[float]] = None, partner: Optional[str] = None,
+                 seat: Optional[int] = None, reward: str = "win", episode: str = "game", action_features: bool = False,
+                 rules: Any = None, autoreset_mode: Any = "next_step", record: bool = False, **options: Any) -> None:
+        if not is_integer(num_envs) or not 1 <= num_envs <= MAX_GAMES:
+            raise BatchError(f"num_envs={short_repr(num_envs)} is not allowed: give the number of games, an integer "
+                             f"1..{MAX_GAMES}")
+        setup = seat_setup(opponents, opponent_weights, partner, seat, reward, episode, action_features, rules, options)
+        if not isinstance(record, (bool, np.bool_)):
+            raise BatchError(f"record={short_repr(record)} is not allowed: give True or False")
+        specs = list(setup.opponents) + ([] if setup.partner is None else [setup.partner])
+        check_batch_specs(specs)
+        n = self.num_envs = int(num_envs)
+        self.rules = rules = setup.rules
+        self.reward_mode, self.episode, self.fixed_seat = setup.reward, setup.episode, setup.seat
+        self.partner = setup.partner
+        self.record = bool(record)
+        self.autoreset_mode = _autoreset_mode(autoreset_mode)
+        self.metadata = {**type(self).metadata, "autoreset_mode": self.autoreset_mode}
+        self.render_mode = None
+        encoder = ObservationEncoder(rules, setup.action_features)
+        self.single_observation_space = spaces.Box(encoder.low, encoder.high, dtype=np.float32)
+        self.single_action_space = spaces.Discrete(encoder.num_actions)
+        self.observation_space = batch_space(self.single_observation_space, n)
+        self.action_space = batch_space(self.single_action_space, n)
+        self.observer = BatchObserver(rules, setup.action_features)
+        self.players, self.sides = rules.num_players, rules.num_sides
+        self.side_of_seat = np.array([rules.side_of(s) for s in range(self.players)], dtype=np.int64)
+        self.pool = OpponentPool(rules, n)
+        self.pool.set_mixture(setup.opponents, setup.weights, np.arange(n))
+        self.opponent_specs, self.opponent_weights = list(setup.opponents), list(setup.weights)
+        self.partner_id = None if setup.partner is None else self.pool.ids([setup.partner])[0]
+        self.batch: Optional[BatchGame] = None
+        self.rng: Optional[np.random.Generator] = None
+        self.seats = np.zeros(n, dtype=np.int64)
+        self.seated = np.full((n, self.players), -1, dtype=np.int64)
+        self.last_scores = np.zeros((n, self.sides), dtype=np.int64)
+        self.start_scores = np.zeros((n, self.sides), dtype=np.int64)
+        self.masks = np.zeros((n, encoder.num_actions), dtype=np.bool_)
+        self.rows = np.arange(n)
+        self.restart_next = np.zeros(n, dtype=bool)  # next_step mode: games whose episode ended at the last step
+
+    # -------------------------------------------------------------- episodes
+    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None) -> tuple[np.ndarray, dict]:
+        """Deal ``num_envs`` new games: from ``seed`` (one integer for the whole batch: game ``i``'s deals
+        depend on it and ``i`` only), else from the env's generator. ``options`` is not supported."""
+        if options:
+            raise BatchError(f"reset options {short_repr(options)} are not supported by the vector env: it deals every "
+                             "game from the batch engine's streams (fix a deal with the one-game env AllFives-v0)")
+        if seed is not None and not is_integer(seed):
+            raise SeedError(f"seed={short_repr(seed)} is not allowed: give one non-negative integer for the whole "
+                            "batch (game i's deals depend on it and i), or None")
+        seed = check_seed(seed)
+        if seed is None:
+            seed = int(self.rng.integers(MAX_SEED)) if self.rng is not None else \
+                int(np.random.SeedSequence().entropy % MAX_SEED)
+        self.rng = np.random.default_rng(seed)
+        self.batch = BatchGame(self.rules, self.num_envs, seed=int(self.rng.integers(STREAM_LIMIT)),
+                               stop_after_hand=self.episode == "hand", record=self.record)
+        self.pool.reseed(self.rng)
+        self._deal(self.rows)
+        self._play_opponents()
+        self._redeal_finished()
+        self.restart_next[:] = False
+        return self._observe(), self._infos()
+
+    def _deal(self, games: np.ndarray) -> None:
+        """The learner's seat and the opponents of each (re)started game, drawn from its mixture."""
+        m, P, rng = len(games), self.players, self.rng
+        seats = np.full(m, self.fixed_seat, dtype=np.int64) if self.fixed_seat is not None else \
+            rng.integers(P, size=m)
+        weights = self.pool.weights[games]
+        cum = np.cumsum(weights, axis=1)
+        u = rng.random((m, P)) * cum[:, -1:]
+        who = (u[:, :, None] >= cum[:, None, :]).sum(axis=2)
+        last = weights.shape[1] - 1 - np.argmax(weights[:, ::-1] > 0, axis=1)
+        who = np.minimum(who, last[:, None])  # u rounded up to the total: the last drawable agent
+        at = np.arange(m)
+        if self.partner_id is not None:
+            who[at, (seats + 2) % P] = self.partner_id
+        who[at, seats] = -1
+        self.seated[games] = who
+        self.seats[games] = seats
+        scores = self.batch.scores[games]
+        self.last_scores[games] = scores
+        self.start_scores[games] = scores
+
+    def _play_opponents(self) -> None:
+        """Step the opponents of every game, all kinds in lockstep, until each game is at the learner's turn
+        or over."""
+        batch, rows = self.batch, self.rows
+        while True:
+            current = batch.current
+            need = (current >= 0) & (current != self.seats)
+            if not need.any():
+                return
+            ids = np.where(need, self.seated[rows, current], -1)
+            actions = np.full(self.num_envs, -1, dtype=np.int64)
+            for k in np.flatnonzero(np.bincount(ids[need])).tolist():
+                chosen = ids == k
+                actions[chosen] = self.pool.act(k, batch, chosen)[chosen]
+            batch.step(actions)
+
+    def _redeal_finished(self) -> np.ndarray:
+        """Deal new episodes to the finished games until every game waits for the learner (a game can end
+        before the learner's first decision in a one-hand episode); the games that were restarted."""
+        restarted_any = np.zeros(self.num_envs, dtype=bool)
+        while True:
+            restarted = self.batch.reset_done()
+            if not restarted.any():
+                return restarted_any
+            restarted_any |= restarted
+            self._deal(np.flatnonzero(restarted))
+            self._play_opponents()
+
+    # -------------------------------------------------------------- stepping
+    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict]:
+        """Play the learner's action in every game and the opponents' replies; observations, rewards
+        (float64), terminated, truncated and infos of every game, with Gymnasium's autoreset."""
+        batch = self.batch
+        if batch is None:
+            raise NotResetError("call reset() before step()")
+        acts = integer_values(actions, "actions (one action id per game)", (self.num_envs,), error=IllegalActionError)
+        waiting = ~self.restart_next
+        self._check_legal(acts, waiting)
+        if self.restart_next.any():  # next_step mode: the games that ended at the last step start again
+            self._redeal_finished()
+        batch.step(np.where(waiting, acts, -1))
+        self._play_opponents()
+        done = batch.done
+        rewards = self._rewards(done, waiting)
+        truncated = batch.truncated & done
+        terminated = done & ~truncated
+        infos: dict[str, Any] = {}
+        if self.autoreset_mode is AutoresetMode.SAME_STEP and done.any():
+            # the games still running are observed from a seat not to act: no action features computed for them
+            final = self.observer.observe(batch, np.where(done, self.seats, (self.seats + 1) % self.players))
+            final[~done] = 0.0
+            infos = {"final_obs": final, "_final_obs": done.copy(),
+                     "final_info": self._infos(done, np.zeros_like(self.masks)), "_final_info": done.copy()}
+            self._redeal_finished()
+        else:
+            self.restart_next = done
+        obs = self._observe()
+        infos.update(self._infos())
+        return obs, rewards, terminated, truncated, infos
+
+    def _check_legal(self, acts: np.ndarray, waiting: np.ndarray) -> None:
+        """An :class:`IllegalActionError` for the first game waiting for the learner whose action is not
+        legal, naming it and its legal actions; before anything is applied."""
+        in_range = (acts >= 0) & (acts < self.masks.shape[1])
+        legal = np.zeros(self.num_envs, dtype=bool)
+        legal[in_range] = self.masks[in_range, acts[in_range]]
+        bad = np.flatnonzero(waiting & ~legal)
+        if not len(bad):
+            return
+        i, action = int(bad[0]), int(acts[bad[0]])
+        ids = np.flatnonzero(self.masks[i]).tolist()
+        names = ", ".join(action_name(a, self.batch.tiles) for a in ids)
+        what = (f"action {action} ({action_name(action, self.batch.tiles)})" if in_range[i]
+                else f"action {action} (out of range 0..{self.masks.shape[1] - 1})")
+        raise IllegalActionError(f"env {i}: {what} is not legal for the learner (seat {int(self.seats[i])}); legal "
+                                 f"actions: {names} (ids {ids}); nothing was applied")
+
+    def _rewards(self, done: np.ndarray, waiting: np.ndarray) -> np.ndarray:
+        """The learner's reward in every game (float64), as the single-seat env computes it; 0 for a game
+        that only started again at this step."""
+        batch, rows = self.batch, self.rows
+        scores = batch.scores.astype(np.int64)
+        mine_side = self.side_of_seat[self.seats]
+        if self.reward_mode == "points":
+            gains = scores - self.last_scores
+            self.last_scores[waiting] = scores[waiting]  # a restarted game's opening moves count at its first step
+            rewards = side_rewards("points", gains, scale=self.rules.target)[rows, mine_side]
+            return np.where(waiting, rewards, 0.0)
+        if not done.any():
+            return np.zeros(self.num_envs)
+        results = side_rewards("win", scores - self.start_scores, done, batch.winner, hand=self.episode == "hand")
+        return results[rows, mine_side]
+
+    def _observe(self) -> np.ndarray:
+        """The learner's observation of every game (a new array), and the action masks of the next step."""
+        self.batch.legal_mask(out=self.masks)
+        return self.observer.observe(self.batch, self.seats)
+
+    def _infos(self, games: Optional[np.ndarray] = None, masks: Optional[np.ndarray] = None) -> dict[str, Any]:
+        """Gymnasium's vector info of the single-seat env's info keys, for ``games`` (bool; default all);
+        ``masks``: the action masks to report (default the learner's legal actions now)."""
+        there = np.ones(self.num_envs, dtype=bool) if games is None else games
+        info = {"action_mask": self.masks.copy() if masks is None else masks, "seat": self.seats.copy(),
+                "scores": self.batch.scores, "hand": self.batch.hand_number}
+        for key in list(info):
+            info[f"_{key}"] = there.copy()
+        return info
+
+    def action_masks(self) -> np.ndarray:
+        """bool (num_envs, num_actions): the learner's legal actions in every game (MaskablePPO reads this);
+        all False for a game that only restarts at the next step."""
+        masks = self.masks.copy()
+        masks[self.restart_next] = False
+        return masks
+
+    # -------------------------------------------------------------- opponents
+    def set_opponents(self, opponents: Sequence[str], weights: Optional[Sequence[float]] = None,
+                      indices: Optional[Sequence[int]] = None) -> None:
+        """Draw the opponents of the games ``indices`` (default all) from this mixture from their next episode
+        on; checked as the constructor checks it, and every spec must have a batch opponent."""
+        specs, mixture = opponent_mixture(opponents, weights)
+        check_batch_specs(specs)
+        games = self.rows if indices is None else self._indices(indices)
+        self.pool.set_mixture(specs, mixture, games)
+        if len(games) == self.num_envs:
+            self.opponent_specs, self.opponent_weights = list(specs), list(mixture)
+        self.pool.prune(self.seated, [] if self.partner_id is None else [self.partner_id])
+
+    def _indices(self, indices: Sequence[int]) -> np.ndarray:
+        """Game indices checked to lie in 0..num_envs-1."""
+        games = integer_values(list(indices), "indices", (len(indices),), error=AgentError)
+        if ((games < 0) | (games >= self.num_envs)).any():
+            raise AgentError(f"indices {short_repr(list(indices))} must lie in 0..{self.num_envs - 1}")
+        return games
+
+    def seated_specs(self, i: int) -> list[Optional[str]]:
+        """The spec playing each seat of game ``i`` in its current episode (None: the learner's seat)."""
+        if not is_integer(i) or not 0 <= i < self.num_envs:
+            raise AgentError(f"game index {short_repr(i)} must lie in 0..{self.num_envs - 1}")
+        return [None if k < 0 else self.pool.specs[k] for k in self.seated[int(i)].tolist()]
+
+    def close_extras(self, **kwargs: Any) -> None:
+        """Nothing to release but the games: no process, no file."""
+        self.batch = None
