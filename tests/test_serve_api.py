@@ -17,16 +17,15 @@ pytest.importorskip("starlette", reason="the web game needs the [play] extra: pi
 pytest.importorskip("httpx", reason="Starlette's TestClient needs httpx: pip install -e '.[play]'")
 
 with warnings.catch_warnings():  # Starlette's note on httpx vs httpx2
-    warnings.simplefilter("ignore", DeprecationWarning)
-    from starlette.testclient import TestClient  # noqa: E402
+    warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient`")
+    from starlette.testclient import TestClient
 
-from allfives_env.core import Game, Rules  # noqa: E402
-from allfives_env.core.replay import load_replay  # noqa: E402
-from allfives_env.serve import create_app  # noqa: E402
-from allfives_env.serve.schemas import MAX_BODY  # noqa: E402
-from allfives_env.serve.sessions import SessionStore  # noqa: E402
+from allfives_env.core import Game, Rules
+from allfives_env.core.replay import load_replay
+from allfives_env.serve import create_app
+from allfives_env.serve.schemas import MAX_BODY
+from allfives_env.serve.sessions import SessionStore
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")  # Starlette's note on httpx vs httpx2
 
 
 @pytest.fixture()
@@ -363,5 +362,5 @@ def test_agents_think_off_the_event_loop() -> None:
     finally:
         from allfives_env.agents import registry
 
-        registry._REGISTRY.pop("slow-test", None)  # noqa: SLF001 (a test's own registration)
+        registry._REGISTRY.pop("slow-test", None)  # a test's own registration
         catalog_module.catalog.cache_clear()

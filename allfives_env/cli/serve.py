@@ -39,6 +39,8 @@ def add_serve_parser(sub: Any) -> None:
                    help="games kept in memory at most (default 100); past it the least recently used goes")
     p.add_argument("--expiry-minutes", type=int_type(1, 7 * 24 * 60, "minutes from 1 to 10080"), default=None,
                    help="a game untouched this long is dropped (default 120)")
+    p.add_argument("--no-warm-up", action="store_true",
+                   help="do not compile the search in the background at start (the first hint then waits for it)")
     p.set_defaults(handler=run_serve)
 
 
@@ -74,7 +76,8 @@ def run_serve(args: argparse.Namespace) -> int:
           f"{expiry // 60:g} idle minutes")
     if args.open:
         threading.Thread(target=_open_when_up, args=(server, url), daemon=True).start()
-    threading.Thread(target=_warm_up, daemon=True).start()
+    if not args.no_warm_up:
+        threading.Thread(target=_warm_up, daemon=True).start()
     server.run()
     return 0
 

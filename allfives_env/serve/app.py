@@ -24,10 +24,13 @@ elsewhere (a DNS-rebinding page cannot reach it).
 
 from __future__ import annotations
 
+import asyncio
+import math
 from importlib import resources
-from typing import Any, Awaitable, Callable, Optional
+from typing import Any, Callable, Optional
 
 from starlette.applications import Starlette
+import anyio.to_thread
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
@@ -59,6 +62,21 @@ PAGE_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'se
 VIEWER_CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
 SECURITY_HEADERS = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer", "Cache-Control": "no-store"}
 MOVE_FIELDS, AI_FIELDS, HINT_FIELDS = ("action", "since"), ("since",), ("agent",)
+
+
+#: Agents and analyses think in at most this many threads at once: each thinking thread takes turns on the GIL
+#: with the event loop, so a few keep the other games' requests quick (anyio's default would allow 40).
+THINKING_THREADS = 2
+
+
+async def think(request: Request, fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)`` in a worker thread, at most :data:`THINKING_THREADS` at once, off the event loop. The
+    request waits for the thread even if cancelled, so a game is never changed after its claim is let go."""
+    state = request.app.state
+    loop = asyncio.get_running_loop()
+    if getattr(state, "thinking_loop", None) is not loop:  # a limiter belongs to one event loop
+        state.thinking, state.thinking_loop = anyio.CapacityLimiter(state.thinking_threads), loop
+    return await anyio.to_thread.run_sync(fn, *args, limiter=state.thinking)
 
 
 def _asset(name: str) -> str:
@@ -164,7 +182,7 @@ async def create(request: Request) -> Response:
         check_offered(spec, settings.players)
     store: SessionStore = request.app.state.store
     seed = store.new_seed() if settings.seed is None else settings.seed
-    session = await run_in_threadpool(start_session, settings, seed, store.now())
+    session = await think(request, start_session, settings, seed, store.now())
     store.add(session)
     return JSONResponse(game_state(session, 0), status_code=201, headers=SECURITY_HEADERS)
 
@@ -200,7 +218,7 @@ async def agent_move(request: Request) -> Response:
     since = _since(await _json(request, AI_FIELDS))
     with session.claim():
         _check_turn(session, person=False)
-        await run_in_threadpool(session.agent_move)
+        await think(request, session.agent_move)
         return JSONResponse(game_state(session, since), headers=SECURITY_HEADERS)
 
 
@@ -212,9 +230,9 @@ async def hint(request: Request) -> Response:
     check_offered(spec, session.game.num_players, analyst=True)
     with session.claim():
         _check_turn(session, person=True)
-        analyst = await run_in_threadpool(session.analyst, spec)
+        analyst = await think(request, session.analyst, spec)
         legal = sorted(session.game.legal)
-        values = await run_in_threadpool(analyst.move_scores, PlayerView(session.game, session.seat), legal)
+        values = await think(request, analyst.move_scores, PlayerView(session.game, session.seat), legal)
     return JSONResponse(hint_answer(session, analyst.spec(), legal, values), headers=SECURITY_HEADERS)
 
 
@@ -222,7 +240,7 @@ def hint_answer(session: Session, spec: str, legal: list[int], values: list[floa
     """The analysis as the page shows it: each move's value (null for one the search dropped early as
     clearly worse) and the move the search plays, the best value (the first of ties)."""
     names = {m["action"]: m["name"] for m in legal_moves(session.game, session.seat)}
-    finite = [v if v == v and abs(v) != float("inf") else None for v in values]
+    finite = [v if math.isfinite(v) else None for v in values]
     best = max(range(len(legal)), key=lambda i: -float("inf") if finite[i] is None else finite[i])
     moves = [{"action": a, "name": names.get(a, str(a)), "value": None if v is None else round(v, 2),
               "dropped": v is None} for a, v in zip(legal, finite)]
@@ -267,13 +285,11 @@ class HostCheck:
         await self.app(scope, receive, send)
 
 
-Handler = Callable[[Request], Awaitable[Response]]
-
-
 def create_app(cap: int = DEFAULT_CAP, expiry: float = DEFAULT_EXPIRY,
-               hosts: Optional[tuple[str, ...]] = LOOPBACK_HOSTS) -> Starlette:
+               hosts: Optional[tuple[str, ...]] = LOOPBACK_HOSTS, thinking_threads: int = THINKING_THREADS) -> Starlette:
     """The app, keeping at most ``cap`` games, each dropped after ``expiry`` idle seconds; ``hosts`` are
-    the Host header names it answers (None: any, for a server bound beyond the loopback address)."""
+    the Host header names it answers (None: any, for a server bound beyond the loopback address);
+    agents think in at most ``thinking_threads`` threads at once."""
     game = "/api/games/{game_id}"
     routes = [
         Route("/", page), Route("/assets/{name}", asset), Route("/api/options", options),
@@ -285,5 +301,6 @@ def create_app(cap: int = DEFAULT_CAP, expiry: float = DEFAULT_EXPIRY,
     app = Starlette(routes=routes, exception_handlers={AllFivesError: _refused, HTTPException: _refused,
                                                        Exception: _failed})
     app.state.store = SessionStore(cap, expiry)
+    app.state.thinking_threads = thinking_threads
     app.add_middleware(HostCheck, hosts=hosts)
     return app

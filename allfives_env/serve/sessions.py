@@ -17,7 +17,7 @@ import time
 from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Callable, Iterator
 
 from ..agents.base import Agent, PlayerView
 from ..agents.registry import check_agent_rules, make_agent
@@ -175,7 +175,3 @@ class SessionStore:
     def new_seed(self) -> int:
         """A fresh seed for a game whose settings give none (printed on the page, so it can be replayed)."""
         return secrets.randbelow(2**31)
-
-    def find(self, game_id: str) -> Optional[Session]:
-        """The game ``game_id`` or None, without touching it."""
-        return self.sessions.get(game_id)
