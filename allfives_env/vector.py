@@ -264,26 +264,27 @@ class AllFivesVectorEnv(gymnasium.vector.VectorEnv):
         return results[rows, mine_side]
 
     def _observe(self) -> np.ndarray:
-        """The learner's observation of every game (a new array), and the action masks of the next step."""
-        self.batch.legal_mask(out=self.masks)
+        """The learner's observation of every game (a new array), and the action masks of the next step: a
+        new read-only array each step, so the info and :meth:`action_masks` hand it out without a copy and
+        what a caller kept from an earlier step never changes."""
+        self.masks = self.batch.legal_mask()
+        self.masks.flags.writeable = False
         return self.observer.observe(self.batch, self.seats)
 
     def _infos(self, games: Optional[np.ndarray] = None, masks: Optional[np.ndarray] = None) -> dict[str, Any]:
         """Gymnasium's vector info of the single-seat env's info keys, for ``games`` (bool; default all);
         ``masks``: the action masks to report (default the learner's legal actions now)."""
         there = np.ones(self.num_envs, dtype=bool) if games is None else games
-        info = {"action_mask": self.masks.copy() if masks is None else masks, "seat": self.seats.copy(),
+        info = {"action_mask": self.masks if masks is None else masks, "seat": self.seats.copy(),
                 "scores": self.batch.scores, "hand": self.batch.hand_number}
         for key in list(info):
             info[f"_{key}"] = there.copy()
         return info
 
     def action_masks(self) -> np.ndarray:
-        """bool (num_envs, num_actions): the learner's legal actions in every game (MaskablePPO reads this);
-        all False for a game that only restarts at the next step."""
-        masks = self.masks.copy()
-        masks[self.restart_next] = False
-        return masks
+        """bool (num_envs, num_actions), read-only: the learner's legal actions in every game (MaskablePPO
+        reads this); all False for a game whose episode ended (next_step mode: it restarts at the next step)."""
+        return self.masks
 
     # -------------------------------------------------------------- opponents
     def set_opponents(self, opponents: Sequence[str], weights: Optional[Sequence[float]] = None,
