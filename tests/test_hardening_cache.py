@@ -111,6 +111,8 @@ def edit(path: Path, old: str, new: str) -> str:
 
 
 MIX64_RETURN = "    return z ^ (z >> _S31)\n"
+#: What a process says on stderr before the kernels compile.
+COMPILING = "compiling the batch engine's kernels"
 
 
 # ------------------------------------------------------------------------------------------- M4: read-only
@@ -218,12 +220,14 @@ def test_a_damaged_cache_file_is_wiped_and_compiled_again_once(package: Path, ho
     and the next run loads it again. The last damage hits a file written by a process that ended without
     exit hooks (a pool worker), so it was never fingerprinted and must be found by parsing it."""
     env = dict(home, NUMBA_CACHE_DIR=str(tmp_path / "numba"))
-    probe(package, env)
+    _, stderr = probe(package, env)
+    assert stderr.count(COMPILING) == 1, stderr  # an empty cache: the wait is announced, once
     [cache] = (tmp_path / "numba").glob("batch_*")
     # numba itself rewriting a file, in a process that never fingerprinted it, is no damage
     probe(package, env, "--second-signature", "--no-exit-hooks")
     result, stderr = probe(package, env)
     assert warnings_in(stderr) == [] and result["hits"] == 1 and result["misses"] == 0, stderr
+    assert COMPILING not in stderr  # a warm cache: nothing to announce
     steps = [("kernels.random_actions-*.nbi", "truncate", ()), ("kernels.random_actions-*.nbc", "truncate", ()),
              ("kernels.random_actions-*.nbc", "flip", ("--no-exit-hooks",)),
              ("kernels.random_actions-*.nbc", "truncate", ())]

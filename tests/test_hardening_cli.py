@@ -285,3 +285,29 @@ def test_ctrl_c_in_a_long_command_is_a_message(monkeypatch: pytest.MonkeyPatch,
     monkeypatch.setattr(GreedyAgent, "act", interrupted)  # Ctrl-C in the middle of the games
     code, _, err = run(["evaluate", "greedy", "random", "--no-progress"], capsys)
     assert code == 130 and "interrupted" in err and "Traceback" not in err
+
+
+def test_help_texts_are_plain_text_without_rest_markup() -> None:
+    """``--help`` shows the module docstrings; their ``code`` and :class:`roles` are for the docs only."""
+    import contextlib
+    import io
+
+    from allfives_env.cli import build_parser
+    from allfives_env.plain_text import plain_text
+
+    assert plain_text("``allfives demo`` and :class:`~allfives_env.core.Game` in :mod:`allfives_env.batch`") == \
+        "allfives demo and Game in allfives_env.batch"
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), pytest.raises(SystemExit):
+        build_parser().parse_args(["--help"])
+    assert "allfives demo" in out.getvalue() and "``" not in out.getvalue() and ":class:" not in out.getvalue()
+
+
+def test_a_folder_given_with_a_trailing_slash_is_printed_once_slashed(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    from allfives_env.cli import main
+
+    assert main(["evaluate", "random", "greedy", "--games", "2", "--no-progress", "--save-games",
+                 f"{tmp_path / 'games'}/", "--save-count", "1"]) == 0
+    out = capsys.readouterr().out
+    assert f"saved as replays in {tmp_path / 'games'}/ " in out and "//" not in out

@@ -183,7 +183,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("core: game", ("allfives_env.core.game", "allfives_env.core.replay", "allfives_env.core")),
     ("core: view", ("allfives_env.core.view",)),
     ("support", ("allfives_env.paths", "allfives_env.parent_watch", "allfives_env.regular_file",
-                 "allfives_env.png_writer", "allfives_env.raster", "allfives_env.rule_sampler")),
+                 "allfives_env.plain_text", "allfives_env.png_writer", "allfives_env.raster", "allfives_env.rule_sampler")),
     ("pictures and words", ("allfives_env.render", "allfives_env.board_layout", "allfives_env.render_image",
                             "allfives_env.narrate", "allfives_env.replay_frames", "allfives_env.viewer")),
     ("analysis", ("allfives_env.analysis", "allfives_env.expert_weights")),

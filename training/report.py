@@ -100,7 +100,7 @@ def plot_learning_curve(path: Path, history: Sequence[Mapping[str, Any]], title:
                                                             [r["win_rate_hi"] - r["win_rate"]]],
                         fmt="D", color=color, ms=5, capsize=3, label=None if pts else f"vs {b}")
     ax.axhline(0.5, color="grey", linestyle="--", linewidth=0.8)
-    ax.set_ylim(0, 1)
+    ax.set_ylim(-0.02, 1.02)  # a line at 0% or 100% stays in view, not cut by the frame
     ax.set_xlabel("env steps (learner decisions)")
     ax.set_ylabel("win rate (duplicate deals)")
     ax.set_title(title)

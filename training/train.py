@@ -42,9 +42,11 @@ from pathlib import Path
 from typing import Any, Optional, Sequence, TextIO
 
 from allfives_training.config import TRAIN_RUNS, TrainConfig, rollout_size
+from allfives_env.plain_text import plain_text
 from allfives_training.run_plan import RunPlan, plan_run
 from allfives_training.runs import (
-    CHECKPOINT_FILE, CHECKPOINT_STATE, CHECKPOINTS, DEMONSTRATIONS, TRAINER, atomic_write, check_snapshots, latest_checkpoint, not_resumed, resume_seed,
+    CHECKPOINT_FILE, CHECKPOINT_STATE, CHECKPOINTS, DEMONSTRATIONS, TRAINER, atomic_write, check_snapshots,
+    latest_checkpoint, not_resumed, resume_seed,
 )
 from allfives_training.schema import ConfigError
 
@@ -263,10 +265,12 @@ class Trainer:
         path = self.run_dir / "policy.npz" if final else self.run_dir / "evals" / f"policy_{step:010d}.npz"
         self.export(path, step, final=final)
         games = ev.final_games if final else ev.games
+        if final:  # thousands of games: say so, and show a bar, rather than a minute of silence
+            self._say(f"final evaluation: {games:,} games against each of {', '.join(ev.baselines)}")
         rows = []
         for baseline in ev.baselines:
             match = evaluate([f"ppo:path={path}", baseline], self.rules, games=games, seed=ev.seed,
-                             processes=ev.processes, progress=False)
+                             processes=ev.processes, progress=final and bool(self.progress))
             rows.append(history_row(step, baseline, match, final))
             if final and ev.replays:
                 save_sample_games([f"ppo:path={path}", baseline], self.rules,
@@ -549,7 +553,7 @@ def importable(module: str) -> bool:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """``python -m allfives_training.train``."""
-    parser = argparse.ArgumentParser(prog="python -m allfives_training.train", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m allfives_training.train", description=plain_text(__doc__ or ""),
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     _add_train_arguments(parser)
     args = parser.parse_args(argv)

@@ -305,6 +305,16 @@ def prepare_cache() -> bool:
         return False
     sources, paths = _sources(directory)
     if not _sync(directory, sources, paths):
+        _say_compiling()
         return False
+    if not _cache_files(directory):
+        _say_compiling()
     atexit.register(_sync_at_exit, directory, sources, paths)
     return True
+
+
+def _say_compiling() -> None:
+    """One line on stderr before the kernels compile (the first run after an install or an update), so that
+    a minute of silence is not read as a hang."""
+    print("allfives_env: compiling the batch engine's kernels (the first run after an install or update only; "
+          "about a minute)", file=sys.stderr, flush=True)

@@ -23,6 +23,7 @@ from .games import add_demo_parser, add_layout_parser, add_play_parser, add_repl
 from .matches import add_compare_parser, add_evaluate_parser, add_tournament_parser
 from .options import rules_from_options
 from .serve import add_serve_parser
+from ..plain_text import plain_text
 
 __all__ = ["build_parser", "main", "rules_from_options", "run_demo"]
 
@@ -34,7 +35,7 @@ OUT_OF_MEMORY = "out of memory; ask for fewer games (--games) or resamples (--bo
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``allfives`` parser: every command, each setting ``handler`` (args -> exit status)."""
-    parser = argparse.ArgumentParser(prog="allfives", description=__doc__,
+    parser = argparse.ArgumentParser(prog="allfives", description=plain_text(__doc__ or ""),
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     for add_parser in (add_demo_parser, add_replay_parser, add_layout_parser, add_play_parser, add_evaluate_parser,

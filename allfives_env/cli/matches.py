@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 from typing import Any
 
 from ..evaluation import (
@@ -139,7 +140,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     if args.save_games:
         count = SAVE_COUNT if args.save_count is None else args.save_count
         paths = save_sample_games(args.agents, rules, args.save_games, count, seed=args.seed, balanced=args.balanced)
-        print(f"{len(paths)} sample games saved as replays in {args.save_games}/ (watch one: allfives replay "
+        print(f"{len(paths)} sample games saved as replays in {Path(args.save_games)}/ (watch one: allfives replay "
               f"{paths[0]} --html game.html)")
     _save_outputs(result, args)
     return 0
