@@ -1,4 +1,4 @@
-"""The large differential run of the batch engine against the Python core (issue 12).
+"""The large differential run of the batch engine against the Python core.
 
 Plays ``--games`` random games in the compiled batch engine over ``--rule-sets`` random rule sets (every
 option of docs/rules.md §8, :func:`allfives_env.rule_sampler.random_rules`) and verifies every one through

@@ -1,4 +1,4 @@
-"""Throughput of the compiled batch engine against the Python core (issue 12's targets).
+"""Throughput of the compiled batch engine against the Python core (its targets: at least 15x the core).
 
 One process pinned to one CPU, 2-player default rules, uniform random legal play:
 

@@ -1,4 +1,4 @@
-"""How close is a trained policy to the search it should match or beat? Issue 14, target 2.
+"""How close is a trained policy to the search it should match or beat (a distilled policy against its teacher)?
 
 A distilled policy is judged by its win rate in the end, but a match says nothing about *where* it falls
 short of its teacher. This script replays the teacher's own positions and asks, at every decision with a

@@ -1,8 +1,8 @@
-"""Why PPO from scratch stalled below ``greedy``: the controlled runs behind the README's table (issue 14).
+"""Why PPO from scratch stalled below ``greedy``: the controlled runs behind the training docs' table.
 
 Each row is one short training run from random weights (``allfives train`` with the shipped default
 config and the overrides below), changing one thing against a fixed set-up, then the final evaluation
-against ``greedy`` on duplicate deals. The fixed set-up is the default config as it stood before issue 14
+against ``greedy`` on duplicate deals. The fixed set-up is the default config as it stood before the placement scorer's start (``score_gain``)
 with the action features and a ``[32]`` placement scorer over a position-only trunk: 32 envs x 128 steps,
 learning rate 1e-3, opponents ``random``, ``greedy`` and ``expert``. Runs are deterministic for a seed on
 one machine (the batch env deals from the seed; one torch thread), so ``--repeat`` re-runs a row and

@@ -1,4 +1,4 @@
-"""``pimc-net`` (pimc whose prior adds a trained policy's preferences) against ``pimc``, issue 14.
+"""``pimc-net`` (pimc whose prior adds a trained policy's preferences) against ``pimc``.
 
 Each row is one duplicate-deal match (:func:`allfives_env.evaluation.evaluate`, both seat orders per
 deal) of ``pimc-net:policy_weight=W`` against ``pimc``, both with the same samples and greedy rollouts, so

@@ -1,5 +1,5 @@
 """Think time of ``pimc`` per searched move on the batch engine against the Python engine, and a
-duplicate match between the two (issue 12: the same move quality at <= 5 ms per searched move with
+duplicate match between the two (the target: the same move quality at <= 5 ms per searched move with
 200 samples).
 
 What is measured:

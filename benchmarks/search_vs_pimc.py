@@ -1,4 +1,4 @@
-"""Search agents against ``pimc`` on duplicate deals, issue 14 (target 3: a search stronger than ``pimc``
+"""Search agents against ``pimc`` on duplicate deals (the target: a search stronger than ``pimc``
 at equal or lower think time).
 
 Each row is one duplicate-deal match (:func:`allfives_env.evaluation.evaluate`, both seat orders per

@@ -1,6 +1,6 @@
 """Steps per second of the single-seat env (``AllFives-v0``) on one core, under random legal play.
 
-Target (issue 4): at least 20k learner steps per second against ``random`` opponents. Each step is one
+Target: at least 20k learner steps per second against ``random`` opponents. Each step is one
 learner action plus everything the opponents do until the learner's next turn, an observation and a
 mask; the learner's action is drawn uniformly from ``action_masks()`` with a seeded generator.
 

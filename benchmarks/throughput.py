@@ -37,7 +37,7 @@ Targets (ratios of decisions/s, for every player count measured; the baselines a
 * (b) raw_env >= 1.5x ``connect_four_v3.raw_env()``
 * (c) env     >= 1x   ``connect_four_v3.env()``
 
-``--alternate N`` measures the (b) target alone, the way the issue states it: N rounds in one process,
+``--alternate N`` measures the (b) target alone, the way its target is stated: N rounds in one process,
 each timing the (b) ``raw_env`` loop (every ``--players`` count) and then OpenSpiel's
 ``python_block_dominoes`` with ``observation_tensor``; the ratio of each round is computed from that round's
 two rates, and the median of the N ratios is reported (and checked by ``--strict``). Alternating puts
@@ -338,7 +338,7 @@ class AlternateReport:
 
 def run_alternate(rounds: int, seconds: float, players: list[int], seed: int,
                   log: Callable[[str], None]) -> AlternateReport:
-    """The issue's measurement of (b): ``rounds`` rounds of [raw_env loop(s), OpenSpiel with observation
+    """The measurement the (b) target is judged by: ``rounds`` rounds of [raw_env loop(s), OpenSpiel with observation
     tensor], one after the other in this process; each round's ratio uses that round's rates only, so
     a slow spell of the machine lowers both sides of it. Raises ImportError without OpenSpiel."""
     game = load_block_dominoes()

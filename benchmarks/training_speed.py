@@ -2,14 +2,14 @@
 
 Builds the run exactly as ``allfives train`` does (the config's vec env, workers, network and PPO
 settings; one torch thread per process) and times ``model.learn`` alone: rollouts, masks, and the PPO
-updates, without evaluations or checkpoints. The target in issue 4 is >= 3k env steps/s with the
-default config on the 2-core development machine; issue 12's (the batch vec env, ``vec_env: batch``):
+updates, without evaluations or checkpoints. The targets: >= 3k env steps/s with the
+default config on a 2-core machine; for the batch vec env (``vec_env: batch``):
 >= 1.5x the default config's 9.2k and >= 3x ppo_2p's 2.2k.
 
     python benchmarks/training_speed.py                                  # configs/default.yaml, 200k steps
     python benchmarks/training_speed.py --config configs/ppo_2p.yaml --steps 100000
     python benchmarks/training_speed.py --json benchmarks/results/training_speed.json
-    python benchmarks/training_speed.py --compare batched,batch --rounds 3 --steps 40000   # issue 12
+    python benchmarks/training_speed.py --compare batched,batch --rounds 3 --steps 40000   # the batch vec env against the subprocess one
 
 ``--compare`` times each vec env kind (``--set vec_env=KIND``) in alternating rounds, each in a fresh
 process (the machine is noisy: alternation spreads its load over both kinds), and prints every round,

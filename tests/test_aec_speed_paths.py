@@ -1,4 +1,4 @@
-"""The fast paths of the AEC loop give what the plain computation gives (issue 12).
+"""The fast paths of the AEC loop give what the plain computation gives.
 
 The encoder keeps one buffer per seat and brings it up to date between observations (tiles played, hand,
 scores, voids, boneyard); the game takes numpy integers without a second try. These tests hold the

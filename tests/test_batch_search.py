@@ -1,4 +1,4 @@
-"""The compiled search (issue 12): positions written from a view, guesses of the hidden tiles, and the
+"""The compiled search: positions written from a view, guesses of the hidden tiles, and the
 ``pimc`` / ``oracle`` agents on the batch engine.
 
 A record written from a view must play on exactly like the view's determinized :class:`Game` under the

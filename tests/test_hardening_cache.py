@@ -1,4 +1,4 @@
-"""Hardening of the batch engine's numba cache (issue 24, M4–M6): a read-only install compiles in memory
+"""Hardening of the batch engine's numba cache: a read-only install compiles in memory
 instead of failing, a damaged cache file is wiped and compiled again once, and no change to a module the
 kernels compile in leaves them stale, wherever numba keeps the cache.
 

@@ -1,4 +1,4 @@
-"""Careless and hostile command lines get a clean message, never a traceback (issue 10, "Hardening").
+"""Careless and hostile command lines get a clean message, never a traceback.
 
 Every bad argument list below must make ``allfives`` exit non-zero with ``allfives: error: ...`` (or
 argparse's ``usage: ... error: ...``) on stderr naming what was wrong, and no Python traceback. The table

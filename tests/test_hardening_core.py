@@ -1,5 +1,5 @@
 """Bad input to the engine, the environments and replays: a typed error that names it, never a traceback
-or a silent change of meaning (issue 10). Each test here failed before its fix."""
+or a silent change of meaning. Each test here failed before its fix."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Hardening of training (issue 10): checkpoints load without pickle, and hostile configs, checkpoints and
+"""Hardening of training: checkpoints load without pickle, and hostile configs, checkpoints and
 ``--set`` values fail with a typed error naming the file, the key, the value and what is allowed, before
 anything is written.
 

@@ -1,4 +1,4 @@
-"""All Fives as an OpenSpiel game (``python_allfives``) and OpenSpiel's bots as agents (issue 13).
+"""All Fives as an OpenSpiel game (``python_allfives``) and OpenSpiel's bots as agents.
 
 OpenSpiel's own checks (``random_sim_test`` with serialization on 2, 3 and 4 players, the Python game
 API test OpenSpiel runs on its Python games), a differential test against the core (the same deal gives

@@ -149,12 +149,11 @@ def _fixed_batch(players: int, n: int, seed: int, agent: Optional[Agent] = None
     return np.array(obs, np.float32), np.array(masks), moves
 
 
-# sha256 of the int64 actions the shipped files pick on _fixed_batch(players, 1000, 11), recorded before the
-# policy code moved into allfives_env/policy/ (issue 11): a refactor of the reader or the forward pass, or of
-# the observation it reads, must not change a single move. ppo-2p's was recorded again when issue 12's faster
-# recipe (configs/ppo_2p.yaml: trunk_reads_features: false, 128x128) rebuilt the shipped file, and when issue
-# 14 rebuilt it from random weights (network.score_gain); ppo-4p's when issue 14 rebuilt it with score_gain 1,
-# and again when it distilled pimc (imitation.teacher: pimc)
+# sha256 of the int64 actions the shipped files pick on _fixed_batch(players, 1000, 11): a refactor of the
+# reader or the forward pass, or of the observation it reads, must not change a single move. A digest is
+# recorded again only when its shipped file is rebuilt on purpose (ppo-2p: the faster recipe of
+# configs/ppo_2p.yaml, then from random weights with network.score_gain; ppo-4p: score_gain 1, then
+# distilled from pimc with imitation.teacher: pimc)
 ACTION_DIGESTS = {
     "ppo-2p": "c6ab382cd54ed51f5f4392221247f459db35efc01bb66bd56baa17f295340635",
     "ppo-3p": "0d4b603beee2a781f953a753b9abde1b3fd3b6528e8fe57bb7256fd0eb3f88bc",

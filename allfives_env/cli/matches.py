@@ -44,7 +44,7 @@ BOOTSTRAP = 1000
 PRIOR = 1.0
 #: How many games ``--save-games`` saves unless told otherwise, and the most it may be asked for.
 SAVE_COUNT, MAX_SAVE_COUNT = 2, 10_000
-#: Worker processes allowed per CPU of this machine (more only queue up).
+#: Worker processes allowed per CPU of the machine it runs on (more only queue up).
 PROCESSES_PER_CPU = 4
 
 

@@ -1,7 +1,7 @@
 """Guessing the hidden past of a hand: deals and draws that agree with everything one seat has seen.
 
 A determinizing search (OpenSpiel's ISMCTS, through ``resample_from_infostate``) needs whole histories,
-not only a guess of today's hidden tiles: the OpenSpiel state is its chance and action history. A
+not only a guess of the current hidden tiles: the OpenSpiel state is its chance and action history. A
 history agrees with what seat ``p`` saw when replaying it gives ``p`` the same observations: its own
 deal and draws, every play, every draw and pass of the others. Those constrain the others' tiles:
 
