@@ -1,0 +1,355 @@
+"""Write the figures tables of README.md and docs/ from the result files, so no published number is typed by hand.
+
+Every table lives between two marker comments in a page::
+
+    <!-- table:NAME begin -->
+    ...generated markdown...
+    <!-- table:NAME end -->
+
+and ``TABLES[NAME]`` makes its text from a JSON file under ``benchmarks/results`` (or from the package, for
+the observation layout). Each results table ends with a caption naming the command, the date, the machine
+and the load it was measured under (``SOURCES``: what the JSON files do not record themselves).
+
+Run::
+
+    python docs/gen_tables.py            # rewrite every marked table in README.md and docs/**/*.md
+    python docs/gen_tables.py --check    # exit 1 and name the tables that differ (tests/test_docs.py)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+MACHINE = "the 2-core x86-64 Linux reference machine (Python 3.11)"
+NOT_RECORDED = "not recorded"
+MARKER = re.compile(r"<!-- table:([a-z0-9_]+) begin -->\n(.*?)<!-- table:\1 end -->", re.S)
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a results table's figures come from and what they were measured under."""
+
+    file: str
+    command: str
+    date: str
+    machine: str = MACHINE
+    load: str = NOT_RECORDED
+
+
+SOURCES: dict[str, Source] = {
+    "strength_ladder": Source(
+        "strength_ladder.json",
+        "python benchmarks/strength.py --games 1000 --pimc-games 1000 --processes 2 "
+        "--json benchmarks/results/strength_ladder.json", "2026-12-01"),
+    "tournament_2p": Source(
+        "tournament_2p.json",
+        "allfives tournament random greedy defensive expert pimc --players 2 --games 100 --seed 1 --processes 2 "
+        "--json benchmarks/results/tournament_2p.json", "2026-11-29"),
+    "tournament_4p": Source(
+        "tournament_4p.json",
+        "allfives tournament random greedy defensive expert pimc --players 4 --partnership --games 40 --seed 1 "
+        "--processes 2 --json benchmarks/results/tournament_4p.json", "2026-11-29"),
+    "pimc_sift": Source(
+        "pimc_sift.json",
+        "python benchmarks/search_vs_pimc.py pimc-sift --games 1000 --seeds 4242 2026 (the expert rows add "
+        "--opponent expert, the pimc-vs-expert row pimc --opponent expert; the 4-player row --players 4 "
+        "--games 400 --seeds 2026)", "2026-12-01"),
+    "distill_gap": Source(
+        "distill_gap.json",
+        "python benchmarks/distill_gap.py ppo-2p expert ppo:path=CLONE.npz ppo:path=WIDE.npz --decisions 2000 "
+        "--seed 5", "2026-12-01"),
+    "openspiel_ladder": Source(
+        "openspiel_ladder.json",
+        "python benchmarks/openspiel_ladder.py --processes 2 --json benchmarks/results/openspiel_ladder.json "
+        "(the ppo-2p rows: --ours ppo-2p --games-100 20 --games-1000 8 --processes 1 --merge; the ppo-4p rows: "
+        "--ours ppo-4p --processes 2 --merge)", "2026-12-01",
+        load="about 14 falling to 1 during the main run, so its think times are upper bounds; 1.4 at the end "
+        "of the ppo-4p rerun"),
+    "ppo_2p_final": Source(
+        "ppo_2p_final_evaluation.json", "allfives train --config configs/ppo_2p.yaml (its final evaluation)",
+        "2026-12-01", load="a benchmark shared the machine for part of the run (not recorded as a number)"),
+    "ppo_3p_final": Source(
+        "ppo_3p_final_evaluation.json", "allfives train --config configs/ppo_3p.yaml (its final evaluation)",
+        "2026-12-01"),
+    "ppo_4p_final": Source(
+        "ppo_4p_final_evaluation.json", "allfives train --config configs/ppo_4p.yaml (its final evaluation)",
+        "2026-12-01"),
+    "batch_throughput": Source(
+        "batch_throughput.json",
+        "python benchmarks/batch_throughput.py --seconds 3 --json benchmarks/results/batch_throughput.json",
+        "2026-12-01", load="0.0 (idle; one process pinned to one core)"),
+    "throughput": Source(
+        "throughput.json", "python benchmarks/throughput.py --seconds 5 --json benchmarks/results/throughput.json",
+        "2026-11-29", load="idle apart from the run (one process pinned to one core; not recorded as a number)"),
+}
+
+
+def _load(name: str) -> Any:
+    return json.loads((RESULTS / name).read_text())
+
+
+def _caption(source: Source) -> str:
+    return (f"*Measured {source.date} on {source.machine}; load: {source.load}. Command: `{source.command}`. "
+            f"Figures: `benchmarks/results/{source.file}`.*")
+
+
+def _pct(x: float, digits: int = 1) -> str:
+    return f"{100 * x:.{digits}f}%"
+
+
+def _signed(x: float, digits: int = 2) -> str:
+    return f"{x:+.{digits}f}".replace("-", "−")
+
+
+def _rows(header: list[str], align: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def default_run() -> str:
+    """The front page's headline table: the default training run's final evaluation."""
+    data = _load("default_run_evaluation.json")
+    rows = [[r["baseline"], str(r["games"]), f"{r['win_rate']:.3f}", f"[{r['win_rate_lo']:.3f}, {r['win_rate_hi']:.3f}]",
+             f"{r['points_per_hand']:.2f}", f"[{r['points_per_hand_lo']:.2f}, {r['points_per_hand_hi']:.2f}]"]
+            for r in data["results"]]
+    table = _rows(["baseline", "games", "win rate", "95% CI", "points/hand", "95% CI"],
+                  ["---", "---:", "---:", "---", "---:", "---"], rows)
+    return table + (f"\n\n*Measured {data['date']} on {data['machine']}; load: {data['load']}. Command: "
+                    f"`{data['command']}` ({data['steps']:,} steps, {data['wall_minutes']} min wall, "
+                    f"{data['learning_minutes']} of them learning at {data['env_steps_per_second']:,} env steps/s; "
+                    f"{data['games']} games per baseline, seed {data['seed']}). Figures: "
+                    f"`benchmarks/results/default_run_evaluation.json`.*")
+
+
+def _final_evaluation(name: str) -> str:
+    data = _load(SOURCES[name].file)
+    rows = [[f"`{r['baseline']}`", f"{r['games']}", _pct(r["win_rate"]),
+             f"[{100 * r['win_rate_lo']:.1f}, {100 * r['win_rate_hi']:.1f}]", _signed(r["points_per_hand"]),
+             f"[{_signed(r['points_per_hand_lo'])}, {_signed(r['points_per_hand_hi'])}]"] for r in data["results"]]
+    table = _rows(["opponent", "games", "win rate", "Wilson 95%", "points/hand", "95% CI"],
+                  ["---", "---:", "---:", "---", "---:", "---"], rows)
+    return table + f"\n\n({data['steps']:,} steps, seed {data['seed']}.) " + _caption(SOURCES[name])
+
+
+def strength_ladder() -> str:
+    data = _load(SOURCES["strength_ladder"].file)
+    criteria = {"win rate >= 90%": "≥ 90%", "lower 95% > 50%": "lower end > 50%"}
+    rows = [[r["match"], str(r["games"]), _pct(r["win_rate"]), f"{100 * r['ci'][0]:.1f} – {_pct(r['ci'][1])}",
+             _signed(r["points_per_hand"], 1), f"{criteria.get(r['criterion'], r['criterion'])}: "
+             f"{'pass' if r['passed'] else 'FAIL'}"] for r in data["ladder"]]
+    table = _rows(["match-up", "games", "win rate", "Wilson 95%", "points per hand", "criterion"],
+                  ["---", "---:", "---:", "---", "---:", "---"], rows)
+    return table + f"\n\n(Seed {data['seed']}.) " + _caption(SOURCES["strength_ladder"])
+
+
+def _tournament(name: str) -> str:
+    data = _load(SOURCES[name].file)["result"]
+    order = sorted(range(len(data["agents"])), key=lambda i: -data["ratings"][i])
+    rows = []
+    for rank, i in enumerate(order, 1):
+        low, high = data["rating_ci"][i]
+        anchor = data["agents"][i] == data["anchor"]
+        rows.append([str(rank), data["agents"][i], "0" if anchor else f"{data['ratings'][i]:+.0f}",
+                     "" if anchor else f"{low:+.0f} .. {high:+.0f}", _pct(data["scores"][i])])
+    table = _rows(["rank", "agent", f"rating (Elo scale, {data['anchor']} = 0)", "95% CI", "score"],
+                  ["---:", "---", "---:", "---", "---:"], rows)
+    return table + "\n\n" + _caption(SOURCES[name])
+
+
+def pimc_sift() -> str:
+    rows_in = _load(SOURCES["pimc_sift"].file)["rows"]
+    rows = []
+    for r in rows_in[:5]:
+        if r["spec"] != "pimc-sift":
+            who = f"(`{r['spec']}` vs `{r['opponent']}`, the same deals)"
+        elif r["players"] == 4:
+            who = f"`{r['opponent']}` team, 4-player partnership"
+        else:
+            who = f"`{r['opponent']}`"
+        rows.append([who, f"fresh, seed {r['seed']}", str(r["games"]), _pct(r["win_rate"]),
+                     f"[{100 * r['win_rate_ci'][0]:.1f}, {100 * r['win_rate_ci'][1]:.1f}]", _signed(r["points_per_hand"]),
+                     f"[{_signed(r['points_per_hand_ci'][0])}, {_signed(r['points_per_hand_ci'][1])}]",
+                     f"{r['think_ms'][0]:.2f}", f"{r['think_ms'][1]:.2f}"])
+    table = _rows(["opponent", "deals", "games", "win rate of the first", "Wilson 95%", "points/hand", "95% CI",
+                   "ms/move first", "ms/move opponent"],
+                  ["---", "---", "---:", "---:", "---", "---:", "---", "---:", "---:"], rows)
+    return table + "\n\n" + _caption(SOURCES["pimc_sift"])
+
+
+DISTILL_NAMES = {
+    "pimc-sift": "`pimc-sift`",
+    "pimc-sift (second seed)": "`pimc-sift`, another seed",
+    "ppo-2p": "`ppo-2p`",
+    "expert": "`expert`",
+}
+
+
+def _distill_name(agent: str, index: int) -> str:
+    if agent in DISTILL_NAMES:
+        return DISTILL_NAMES[agent]
+    # the two clones were files of a throwaway training script, named by their recipe here
+    return ("clone of 600,000 `pimc-sift` decisions (not shipped)" if "r1_hard" in agent
+            else "the same, 4x wider network (not shipped)" if "r5_big" in agent else f"`{agent}`")
+
+
+def distill_gap() -> str:
+    data = _load(SOURCES["distill_gap"].file)
+    rows = [[_distill_name(r["agent"], i), "(itself)" if r["agreement"] == 1.0 else _pct(r["agreement"]),
+             f"{r['regret']:.2f}", _pct(r["blunders"])] for i, r in enumerate(data["rows"])]
+    table = _rows(["agent", f"agrees with `{data['teacher']}`", "regret, points a decision", "regret > 20 points"],
+                  ["---", "---:", "---:", "---:"], rows)
+    return table + (f"\n\n({data['rows'][0]['decisions']} decisions, seed {data['seed']}, reference search "
+                    f"`{data['reference']}` plus `pimc`'s `expert` prior.) " + _caption(SOURCES["distill_gap"]))
+
+
+def _ms(x: float) -> str:
+    return f"{x:.1f}" if x < 100 else f"{x:.0f}"
+
+
+def openspiel_ladder() -> str:
+    data = _load(SOURCES["openspiel_ladder"].file)
+    rows = []
+    for r in data["rows"]:
+        low, high = r["win_rate_ci"]
+        plo, phi = r["points_per_hand_ci"]
+        rows.append([r["setup"], f"`{r['ours']}`", f"`{r['opponent']}`", str(r["games"]),
+                     f"{_pct(r['win_rate'])} [{_pct(low)}, {_pct(high)}]",
+                     f"{r['points_per_hand']:+.2f} [{plo:+.2f}, {phi:+.2f}]", _ms(r["think_ms"][0]), _ms(r["think_ms"][1])])
+    table = _rows(["players", "ours", "vs", "games", "win rate of ours [95% CI]",
+                   "points/hand, ours minus ISMCTS [95% CI]", "ms/move ours", "ms/move ISMCTS"],
+                  ["---", "---", "---", "---:", "---", "---", "---:", "---:"], rows)
+    return table + f"\n\n(Seed {data['seed']}.) " + _caption(SOURCES["openspiel_ladder"])
+
+
+def _k(x: float) -> str:
+    return f"{x / 1e6:.2f}M" if x >= 1e6 else f"{x / 1e3:.0f}k"
+
+
+def batch_throughput() -> str:
+    data = _load(SOURCES["batch_throughput"].file)
+    targets = {key.split()[0]: key[len(key.split()[0]):].strip() for key in data["targets"]}
+    rows = [
+        ["`engine_decisions_per_s` (the Python `core.Game`, same loop)", _k(data["engine_decisions_per_s"]), ""],
+        ["`batch_decisions_per_s` (masks + step)", _k(data["batch_decisions_per_s"]), targets.get("batch_decisions_per_s", "")],
+        ["`ratio_vs_engine`", f"{data['ratio_vs_engine']:.1f}×", targets.get("ratio_vs_engine", "")],
+        ["`batch_obs_decisions_per_s` (also `.observe` of the seat to act)", _k(data["batch_obs_decisions_per_s"]),
+         targets.get("batch_obs_decisions_per_s", "")],
+        ["`batch_obs_ratio_vs_engine`", f"{data['batch_obs_ratio_vs_engine']:.1f}×", ""],
+        ["`cold_start_s` (a fresh process, empty numba cache: import, compile, first step)", f"{data['cold_start_s']:.1f} s",
+         "reported"],
+        ["`warm_start_s` (a later process, cache on disk)", f"{data['warm_start_s']:.2f} s", targets.get("warm_start_s", "")],
+    ]
+    table = _rows(["key", "measured", "target"], ["---", "---:", "---:"], rows)
+    return table + (f"\n\n({data['players']} players, default rules, random legal play, n = {data['n']}.) "
+                    + _caption(SOURCES["batch_throughput"]))
+
+
+THROUGHPUT_ROWS = [
+    ("engine", "(a) engine alone (`Game.step`)"),
+    ("raw_env", "(b) AEC loop on `raw_env` (`last()` with observation and mask, sample, `step`)"),
+    ("env", "(c) the same loop through `env()` (PettingZoo's wrappers)"),
+    ("os_noobs", "OpenSpiel `python_block_dominoes`, no observation"),
+    ("os_obs", "OpenSpiel `python_block_dominoes` + `state.observation_tensor()`"),
+    ("c4_raw", "PettingZoo `connect_four_v3.raw_env()`"),
+    ("c4_env", "PettingZoo `connect_four_v3.env()`"),
+]
+
+
+def throughput() -> str:
+    data = _load(SOURCES["throughput"].file)
+    rate = {(r["key"], r["players"]): r["rate"] for r in data["results"]}
+    rows = [[label, _k(rate[(key, 2)]) if (key, 2) in rate else "",
+             _k(rate[(key, 4)]) if (key, 4) in rate else ""] for key, label in THROUGHPUT_ROWS]
+    table = _rows(["loop (decisions/s)", "2 players", "4 players"], ["---", "---:", "---:"], rows)
+    return table + (f"\n\n(Python {data['python']}, numpy {data['numpy']}, {data['seconds']:.0f} s a loop.) "
+                    + _caption(SOURCES["throughput"]))
+
+
+def observation_pieces() -> str:
+    """The observation slices, from the one declaration the encoders build from."""
+    from allfives_env.encoding import OBSERVATION_PIECES
+
+    rows = [[f"`{p.name}`", p.shape.replace(" x ", " × "), p.meaning.replace("``", "`")] for p in OBSERVATION_PIECES]
+    return _rows(["slice", "size", "meaning"], ["---", "---", "---"], rows)
+
+
+def observation_offsets() -> str:
+    """``allfives layout``'s table for the default 2-player rules, with the action features."""
+    from allfives_env.encoding import observation_table
+
+    return "```text\n" + observation_table(action_features=True) + "\n```"
+
+
+TABLES: dict[str, Callable[[], str]] = {
+    "default_run": default_run,
+    "strength_ladder": strength_ladder,
+    "tournament_2p": lambda: _tournament("tournament_2p"),
+    "tournament_4p": lambda: _tournament("tournament_4p"),
+    "pimc_sift": pimc_sift,
+    "distill_gap": distill_gap,
+    "openspiel_ladder": openspiel_ladder,
+    "ppo_2p_final": lambda: _final_evaluation("ppo_2p_final"),
+    "ppo_3p_final": lambda: _final_evaluation("ppo_3p_final"),
+    "ppo_4p_final": lambda: _final_evaluation("ppo_4p_final"),
+    "batch_throughput": batch_throughput,
+    "throughput": throughput,
+    "observation_pieces": observation_pieces,
+    "observation_offsets": observation_offsets,
+}
+
+
+def pages(root: Path = ROOT) -> list[Path]:
+    """README.md and every markdown page of the site."""
+    return [root / "README.md"] + sorted((root / "docs").rglob("*.md"))
+
+
+def published(text: str) -> dict[str, str]:
+    """The tables a page publishes: marker name -> the text between its markers."""
+    return {m.group(1): m.group(2) for m in MARKER.finditer(text)}
+
+
+def render(text: str, make: Optional[dict[str, str]] = None) -> str:
+    """``text`` with every marked table replaced by what its generator makes now."""
+    made = make if make is not None else {}
+
+    def one(match: re.Match) -> str:
+        name = match.group(1)
+        if name not in TABLES:
+            raise KeyError(f"table:{name} has no generator; known: {', '.join(sorted(TABLES))}")
+        if name not in made:
+            # blank lines around the table: a marker comment glued to it would swallow it as raw HTML
+            made[name] = "\n" + TABLES[name]().strip("\n") + "\n\n"
+        return f"<!-- table:{name} begin -->\n{made[name]}<!-- table:{name} end -->"
+
+    return MARKER.sub(one, text)
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if a table differs")
+    args = parser.parse_args(argv)
+    made: dict[str, str] = {}
+    stale = []
+    for page in pages():
+        text = page.read_text()
+        new = render(text, made)
+        if new != text:
+            stale.append(page.relative_to(ROOT))
+            if not args.check:
+                page.write_text(new)
+    verb = "differ from their JSON" if args.check else "rewritten"
+    print(f"{len(stale)} page(s) {verb}: {', '.join(map(str, stale)) or 'none'}")
+    return 1 if args.check and stale else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
