@@ -364,3 +364,38 @@ def test_agents_think_off_the_event_loop() -> None:
 
         registry._REGISTRY.pop("slow-test", None)  # a test's own registration
         catalog_module.catalog.cache_clear()
+
+
+def test_a_bug_is_a_json_500_and_the_server_goes_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    from allfives_env.serve import sessions
+
+    app = create_app()
+    with TestClient(app, raise_server_exceptions=False) as client:
+        state = new_game(client, seed=1)
+
+        def broken(self: Any) -> None:
+            raise RuntimeError("a bug")
+
+        monkeypatch.setattr(sessions.Session, "agent_move", broken)
+        monkeypatch.setattr(sessions.Session, "play", broken)
+        path = "/move" if state["your_turn"] else "/ai"
+        body = {"action": state["legal"][0]["action"]} if state["your_turn"] else {}
+        r = client.post(f"/api/games/{state['id']}{path}", json=body)
+        assert r.status_code == 500 and "internal error" in r.json()["error"]
+        monkeypatch.undo()
+        # the claim was let go: the game goes on
+        assert client.post(f"/api/games/{state['id']}{path}", json=body).status_code == 200
+
+
+def test_the_command_line_needs_the_extra_only_to_serve(tmp_path: Any) -> None:
+    """``allfives --help`` works without Starlette; ``allfives serve`` then says what to install."""
+    import subprocess
+    import sys
+
+    block = ("import sys; sys.modules['starlette'] = None; sys.modules['uvicorn'] = None; "
+             "from allfives_env.cli import main; ")
+    helped = subprocess.run([sys.executable, "-c", block + "main(['--help'])"], capture_output=True, text=True)
+    assert helped.returncode == 0 and "serve" in helped.stdout
+    served = subprocess.run([sys.executable, "-c", block + "sys.exit(main(['serve', '--port', '8765']))"],
+                            capture_output=True, text=True, timeout=60)
+    assert served.returncode == 2 and 'pip install -e ".[play]"' in served.stderr
