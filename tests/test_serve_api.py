@@ -277,6 +277,7 @@ def test_other_bad_requests(client: TestClient) -> None:
         client.get("/nowhere"), client.get("/assets/../app.py"), client.get("/assets/app.py"),
         client.delete(f"/api/games/{gid}"), client.get(f"/api/games/{gid}?since=-1"),
         client.get(f"/api/games/{gid}?since=999999"), client.get(f"/api/games/{gid}?since=x"),
+        client.get(f"/api/games/{gid}?since=%C2%B2"),
         client.post(f"/api/games/{gid}/move", content=b'{"action": 1}', headers={"content-type": "text/plain"}),
         client.post(f"/api/games/{gid}/move", content=b'{"action": 1}'),
         client.post(f"/api/games/{gid}/hint", json={"agent": "greedy"}),

@@ -44,7 +44,7 @@ from ..core.view import PlayerView
 from ..replay_frames import result_text
 from ..viewer import replay_html, viewer_asset
 from .catalog import catalog, check_offered
-from .schemas import RequestError, int_field, new_game, read_body, read_json, spec_field
+from .schemas import NEW_GAME_FIELDS, RequestError, int_field, new_game, read_body, read_json, spec_field
 from .sessions import DEFAULT_CAP, DEFAULT_EXPIRY, Session, SessionStore, start_session
 from .table import legal_moves, table_names
 
@@ -176,7 +176,7 @@ async def options(request: Request) -> Response:
 
 
 async def create(request: Request) -> Response:
-    settings = new_game(await _json(request, ("players", "partnership", "seat", "opponents", "rules", "seed")))
+    settings = new_game(await _json(request, NEW_GAME_FIELDS))
     await run_in_threadpool(catalog)  # built once, off the event loop
     for spec in settings.opponents:
         check_offered(spec, settings.players)
@@ -190,7 +190,7 @@ async def create(request: Request) -> Response:
 async def show(request: Request) -> Response:
     session = _session(request)
     text = request.query_params.get("since", "0")
-    if not (text.isdigit() and len(text) <= 9):
+    if not (text.isascii() and text.isdigit() and len(text) <= 9):  # "²" is a digit to isdigit, not to int
         raise RequestError(400, f"since={short_repr(text)} is not allowed: give a frame count (0 for all)")
     with session.claim():
         return JSONResponse(game_state(session, int(text)), headers=SECURITY_HEADERS)

@@ -15,7 +15,7 @@ from typing import Any, AsyncIterator, Optional
 from ..core.errors import AllFivesError, short_repr
 from ..core.seeds import MAX_SEED
 
-__all__ = ["MAX_BODY", "NewGame", "RequestError", "read_body", "read_json", "int_field", "new_game", "spec_field"]
+__all__ = ["MAX_BODY", "NEW_GAME_FIELDS", "NewGame", "RequestError", "read_body", "read_json", "int_field", "new_game", "spec_field"]
 
 #: The largest request body read, in bytes: a new game's settings are well under 2 KiB.
 MAX_BODY = 16 * 1024

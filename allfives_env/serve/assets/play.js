@@ -59,10 +59,12 @@
   }
   // new frames: shown one at a time at the chosen pace, then what comes next
   function receive(st) {
+    if (st.id !== G.id) { return; }  // an answer about a game this tab has left
     state = st;
     var fresh = st.frames, i = 0;
     frames = frames.slice(0, st.since).concat(fresh);
     (function next() {
+      if (G.id !== st.id) { return; }
       if (i < fresh.length) {
         show(st.since + i);
         i += 1;
@@ -80,7 +82,8 @@
     if (st.your_turn) { say("Your turn: choose a tile, then an end.", true); return; }
     waiting = true;
     say(G.names[st.turn] + " (" + G.agents[st.turn] + ") is thinking\u2026", true);
-    setTimeout(function () { agentMove(); }, pace());
+    var id = G.id;
+    setTimeout(function () { if (G.id === id) { agentMove(); } }, pace());  // unless a new game came meanwhile
   }
   function agentMove() {
     var id = G.id;
