@@ -84,7 +84,9 @@ def test_a_whole_game_over_http_replays_exactly(client: TestClient, settings: di
 
 def test_a_seat_never_sees_other_hands_or_their_draws(client: TestClient) -> None:
     state = new_game(client, rules={"target": 100}, opponents=["random"], seed=4)
+    assert state["seed"] is None  # the seed deals every hand: it would show the other hands and the boneyard
     state, frames = play_out(client, state)
+    assert state["seed"] == 4
     seat = state["seat"]
     hidden_draws = 0
     for f in frames:
@@ -400,3 +402,29 @@ def test_the_command_line_needs_the_extra_only_to_serve(tmp_path: Any) -> None:
     served = subprocess.run([sys.executable, "-c", block + "sys.exit(main(['serve', '--port', '8765']))"],
                             capture_output=True, text=True, timeout=60)
     assert served.returncode == 2 and 'pip install -e ".[play]"' in served.stderr
+
+
+def test_no_body_of_any_shape_is_a_500() -> None:
+    """Arbitrary JSON at every POST route, as a hostile client would send it: always a 2xx or a 4xx."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    scalars = st.none() | st.booleans() | st.integers(-2**70, 2**70) | st.floats(allow_nan=True) | st.text(max_size=30)
+    values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10),
+                                                                                                 inner, max_size=4),
+                          max_leaves=12)
+    fields = st.sampled_from(["players", "partnership", "seat", "opponents", "rules", "seed", "action", "since",
+                              "agent", "x"])
+    bodies = st.dictionaries(fields, values, max_size=5) | values
+    with TestClient(create_app()) as client:
+        game = new_game(client, seed=9)
+
+        @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+        @given(path=st.sampled_from(["/api/games", f"/api/games/{game['id']}/move", f"/api/games/{game['id']}/ai",
+                                     f"/api/games/{game['id']}/hint"]), body=bodies)
+        def post(path: str, body: Any) -> None:
+            r = client.post(path, content=json.dumps(body).encode(), headers={"content-type": "application/json"})
+            assert r.status_code < 500, (path, body, r.text)
+            assert r.status_code < 300 or r.json()["error"]
+
+        post()

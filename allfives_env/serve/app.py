@@ -94,7 +94,8 @@ def game_state(session: Session, since: int) -> dict[str, Any]:
         raise RequestError(400, f"since={since} is past the game's {total} frames: give 0 to {total}")
     rules = game.rules
     return {
-        "id": session.id, "seat": session.seat, "seed": session.seed, **table_names(table),
+        # the seed deals every hand: told once the game is over, like the replay
+        "id": session.id, "seat": session.seat, "seed": session.seed if game.over else None, **table_names(table),
         "agents": session.agent_specs,
         "rules": {"players": rules.num_players, "partnership": rules.partnership, "target": rules.target,
                   "max_pip": rules.max_pip, "options": rules.to_dict()},

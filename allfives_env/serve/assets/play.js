@@ -45,7 +45,7 @@
   function buildMeta() {
     var r = G.rules, who = G.agents.map(function (a, s) { return "P" + s + " " + a; }).join(", ");
     $("meta").textContent = [r.players + " players" + (r.partnership ? " (teams " + G.sides.join(" vs ") + ")" : ""),
-      "double-" + ({6: "six", 9: "nine", 12: "twelve"}[r.max_pip]), "target " + r.target, who, "seed " + G.seed].join(" \u00b7 ");
+      "double-" + ({6: "six", 9: "nine", 12: "twelve"}[r.max_pip]), "target " + r.target, who].concat(G.seed === null ? [] : ["seed " + G.seed]).join(" \u00b7 ");
     $("target").textContent = "(target " + r.target + ")";
     document.title = "All Fives: you are P" + G.seat;
   }
@@ -237,6 +237,7 @@
 
   // ---------------------------------------------------------------- the end
   function gameOver(st) {
+    if (G.seed === null && st.seed !== null) { G.seed = st.seed; buildMeta(); }  // the seed is told at the end
     $("result").textContent = "Game over: " + st.result + " \u00b7 " +
       G.sides.map(function (side, s) { return side + " " + st.scores[s]; }).join(", ");
     $("open-viewer").href = gamePath("/viewer");
