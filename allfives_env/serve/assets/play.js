@@ -38,7 +38,7 @@
     A.clear($("log")); A.clear($("scores")); $("hint-box").hidden = true; $("game-over").hidden = true;
     try { history.replaceState(null, "", "#game=" + encodeURIComponent(st.id)); } catch (err) { location.hash = "game=" + st.id; }
     try { localStorage.setItem(LAST_GAME, st.id); } catch (err) { /* private mode: the URL still holds it */ }
-    buildScores(); buildMeta();
+    buildScores(); buildMeta(); fillAnalysts(st.rules.players);
     show(frames.length - 1);
     after(st);
   }
@@ -268,7 +268,15 @@
     $("players").addEventListener("change", seatsChanged);
     $("seat").addEventListener("change", function () { opponentsChanged(); });
     seatsChanged();
-    CATALOG.analysts.forEach(function (a) { option($("analyst"), a, a, a === CATALOG.default_analyst); });
+    fillAnalysts(2);
+  }
+  // the search agents that can analyse a game of n players (pimc-net's policy plays 2)
+  function fillAnalysts(n) {
+    var keep = $("analyst").value || CATALOG.default_analyst;
+    A.clear($("analyst"));
+    CATALOG.agents.forEach(function (a) {
+      if (a.analyst && a.players.indexOf(n) >= 0) { option($("analyst"), a.name, a.name, a.name === keep); }
+    });
   }
   function seatsChanged() {
     var n = parseInt($("players").value, 10);
