@@ -85,13 +85,13 @@ def test_mask_is_kept_and_illegal_actions_fail_clearly() -> None:
 
 
 def test_config_errors_name_the_key() -> None:
-    with pytest.raises(ConfigError, match=r"learners: must be one of \['all', 'one_side'\]"):
+    with pytest.raises(ConfigError, match=r"learners: must be one of \['all', 'one_side', 'one_seat'\]"):
         validate_rllib_config({"learners": "both"})
     with pytest.raises(ConfigError, match=r"ppo.minibatch_size: 900 is more than ppo.train_batch_size"):
         validate_rllib_config({"ppo": {"train_batch_size": 500, "minibatch_size": 900}})
     with pytest.raises(ConfigError, match=r"opponents: unknown agent 'nobody'"):
         validate_rllib_config({"opponents": {"nobody": 1}})
-    for name in ("rllib_selfplay.yaml", "rllib_baselines.yaml"):
+    for name in ("rllib_selfplay.yaml", "rllib_baselines.yaml", "rllib_default.yaml"):
         from allfives_training.rllib.config import load_rllib_config
 
         load_rllib_config(ROOT / "configs" / name)

@@ -29,6 +29,8 @@ MAX_BATCH = 10_000_000  # env steps of a training batch
 MAX_ENV_RUNNERS = 1024
 MAX_ENVS_PER_RUNNER = 4096
 MAX_CPUS_PER_RUNNER = 1024.0
+#: who RLlib plays: every seat (self-play), one side per episode (multi-agent env), one seat per game of a batch
+LEARNERS = ("all", "one_side", "one_seat")
 
 
 @dataclass
@@ -45,12 +47,22 @@ class RLlibEnvConfig(Section):
 
 @dataclass
 class RLlibNetworkConfig(Section):
-    """The actor and critic MLPs (separate) of every module."""
+    """The actor and critic MLPs (separate) of every module, and the placement scorer: the same networks as
+    the stable-baselines3 config's ``network`` (:mod:`allfives_training.rllib.module`)."""
 
     hidden: list[int] = setting([128, 128], layer_sizes(1))
     """hidden layer sizes"""
     activation: str = setting("relu", choice(*ACTIVATIONS))
     """tanh | relu | elu | leaky_relu | silu"""
+    action_scorer: Optional[list[int]] = setting(None, optional(layer_sizes(0)))
+    """hidden layers of a scorer shared by every placement's feature row (training/scorer_policy.py); needs
+    env.action_features: true; [] = a linear scorer; null = none"""
+    trunk_reads_features: bool = setting(True, boolean)
+    """false: the actor and critic MLPs read the observation without the placements' feature rows (the
+    scorer reads them); needs action_scorer"""
+    score_gain: Optional[float] = setting(1.0, optional(number(0.0, 100.0)))
+    """the action head's starting weight from each placement's score to its own logit (the rest of that block
+    starts at 0); null = the head's plain start at gain 0.01, which buries the scores; needs action_scorer"""
 
 
 @dataclass
@@ -77,6 +89,9 @@ class RLlibPPOConfig(Section):
     """value loss weight"""
     grad_clip: Optional[float] = setting(0.5, optional(number(0.0, lo_open=True)))
     """gradient clipping; null = none"""
+    kl_coeff: float = setting(0.2, number(0.0))
+    """RLlib's adaptive KL penalty's starting weight; 0 = no KL term (PPO's clipped loss alone, as
+    stable-baselines3 trains)"""
 
 
 @dataclass
@@ -86,7 +101,7 @@ class EnvRunnersConfig(Section):
     num_env_runners: int = setting(2, integer(0, MAX_ENV_RUNNERS))
     """sampling processes (0: sample in the driver)"""
     num_envs_per_env_runner: int = setting(8, integer(1, MAX_ENVS_PER_RUNNER))
-    """envs stepped by each"""
+    """envs stepped by each (learners: one_seat: the games of its one compiled batch)"""
     num_cpus_per_env_runner: float = setting(1.0, number(0.0, MAX_CPUS_PER_RUNNER))
     """CPUs Ray reserves for each"""
 
@@ -143,8 +158,10 @@ class RLlibConfig(Section):
     """any rules option of allfives_env.core.Rules"""
     env: RLlibEnvConfig = section(RLlibEnvConfig)
     """reward, episode and observation of the multi-agent env"""
-    learners: str = setting("all", choice("all", "one_side"))
-    """all: every seat is played by RLlib (self-play); one_side: one side per episode, the others by opponents"""
+    learners: str = setting("all", choice(*LEARNERS))
+    """all: every seat is played by RLlib (self-play); one_side: one side per episode, the others by opponents;
+    one_seat: one seat per game on the compiled batch engine (AllFives-v0's vector env), the others batch
+    opponents (random, greedy, expert, policy files)"""
     policies: str = setting("shared", choice("shared", "per_team"))
     """shared: one policy for every seat; per_team: one per side"""
     opponents: dict[str, float] = setting({"random": 1.0, "greedy": 1.0, "expert": 1.0}, None,
@@ -171,6 +188,9 @@ def validate_rllib_config(raw: Optional[Mapping[str, Any]], source: str = "") ->
     rules = build_rules(cfg.rules, where)
     check_agent_specs([("opponents", s) for s in cfg.opponents]
                       + [("evaluation.baselines", s) for s in cfg.evaluation.baselines], rules, where)
+    _check_network(cfg.network, cfg.env.action_features, where)
+    if cfg.learners == "one_seat":
+        _check_one_seat(cfg, where)
     ppo = cfg.ppo
     if ppo.minibatch_size > ppo.train_batch_size:
         raise ConfigError(f"{where}ppo.minibatch_size: {ppo.minibatch_size} is more than ppo.train_batch_size "
@@ -178,8 +198,35 @@ def validate_rllib_config(raw: Optional[Mapping[str, Any]], source: str = "") ->
     return cfg
 
 
+def _check_network(net: RLlibNetworkConfig, action_features: bool, where: str) -> None:
+    """The scorer's keys that only make sense together (as the stable-baselines3 config checks them)."""
+    if net.action_scorer is not None and not action_features:
+        raise ConfigError(f"{where}network.action_scorer: scores the placements' feature rows, so it needs "
+                          f"env.action_features: true (or action_scorer: null), got {net.action_scorer!r}")
+    if net.action_scorer is None and net.score_gain not in (None, 1.0):
+        raise ConfigError(f"{where}network.score_gain: is the action head's weight on the action scorer's scores, "
+                          "so it needs network.action_scorer (a list of hidden sizes), got action_scorer: null")
+    if not net.trunk_reads_features and net.action_scorer is None:
+        raise ConfigError(f"{where}network.trunk_reads_features: false leaves the placements' feature rows to the "
+                          "action scorer, so it needs network.action_scorer (a list of hidden sizes), got "
+                          "action_scorer: null")
+
+
+def _check_one_seat(cfg: RLlibConfig, where: str) -> None:
+    """learners: one_seat trains one module on the batch engine, against its batch opponents."""
+    from allfives_env.batch_opponents import batch_spec_problem
+
+    if cfg.policies != "shared":
+        raise ConfigError(f"{where}policies: learners: one_seat trains one module (one seat per game), so it "
+                          f"needs policies: shared, got {cfg.policies!r}")
+    for spec in cfg.opponents:
+        problem = batch_spec_problem(spec)
+        if problem is not None:
+            raise ConfigError(f"{where}opponents: {problem} (learners: one_seat plays the batch engine's opponents)")
+
+
 #: Said when a config file is missing: where the RLlib configs are.
-RLLIB_CONFIG_HINT = " (the RLlib configs ship in configs/, e.g. configs/rllib_selfplay.yaml)"
+RLLIB_CONFIG_HINT = " (the RLlib configs ship in configs/, e.g. configs/rllib_default.yaml)"
 
 
 def load_rllib_config(path: Union[str, Path], overrides: Optional[list[str]] = None) -> RLlibConfig:

@@ -41,6 +41,8 @@ from allfives_training.schema import ConfigError
 __all__ = ["add_train_rllib_parser", "run_train_rllib", "train_rllib", "latest_rllib_checkpoint"]
 
 ENV_NAME = "allfives_multiagent"
+VECTOR_ENV_NAME = "allfives_vector"
+SINGLE_MODULE = "default_policy"  # RLlib's DEFAULT_MODULE_ID: the one module of a single-agent run (one_seat)
 TRAINER = "rllib-ppo"
 _ITER = re.compile(r"^iter_(\d+)\.json$")
 _ITER_FILE = re.compile(r"^iter_(\d+)\.(?:json|safetensors)(?:\.tmp)?$")
@@ -50,6 +52,8 @@ _LEARNER_PARTS = ["learner_group/learner/rl_module", "learner_group/learner/opti
 def _module_ids(cfg: RLlibConfig) -> list[str]:
     from allfives_env.core.rules import Rules
 
+    if cfg.learners == "one_seat":
+        return [SINGLE_MODULE]
     if cfg.policies == "shared":
         return ["shared"]
     rules = Rules.from_options(cfg.rules)
@@ -66,54 +70,111 @@ def _map_agent(agent_id: str, episode: Any = None, *, rules_options: dict, polic
 
 
 def env_config(cfg: RLlibConfig) -> dict:
-    """The :class:`AllFivesMultiAgentEnv` config of a run."""
+    """The env config of a run: :func:`~allfives_training.rllib.vector_env.make_vector_env`'s with
+    ``learners: one_seat``, else :class:`AllFivesMultiAgentEnv`'s."""
+    if cfg.learners == "one_seat":
+        return {"rules": dict(cfg.rules), "reward": cfg.env.reward, "episode": cfg.env.episode,
+                "action_features": cfg.env.action_features, "opponents": list(cfg.opponents),
+                "opponent_weights": [float(w) for w in cfg.opponents.values()]}
     return {"rules": dict(cfg.rules), "reward": cfg.env.reward, "episode": cfg.env.episode,
             "action_features": cfg.env.action_features, "learners": cfg.learners, "opponents": dict(cfg.opponents)}
+
+
+def one_torch_thread() -> None:
+    """One torch thread in this process, and no argument checks on torch's distributions: on a 2-core machine
+    a second thread makes training collapse as soon as the other core is busy (as ``allfives train`` runs),
+    and RLlib builds a Categorical at every sampling step and minibatch, whose checks catch nothing the
+    masked logits could get wrong. Called where RLlib's processes make their envs and in the driver."""
+    import torch
+
+    torch.set_num_threads(1)
+    torch.distributions.Distribution.set_default_validate_args(False)
 
 
 def _make_env(config: dict) -> Any:
     from allfives_training.rllib.env import AllFivesMultiAgentEnv
 
+    one_torch_thread()
     return AllFivesMultiAgentEnv(config)
 
 
-def build_algo_config(cfg: RLlibConfig, seed: Optional[int] = None) -> Any:
-    """The RLlib ``PPOConfig`` of a validated run config (``seed``: instead of the config's)."""
-    from ray.rllib.algorithms.ppo import PPOConfig
+def _make_vector_env(config: dict) -> Any:
+    from allfives_training.rllib.vector_env import make_vector_env
+
+    one_torch_thread()
+    return make_vector_env(config)
+
+
+def _model_config(cfg: RLlibConfig) -> dict:
+    from allfives_env.core.rules import Rules
+
+    from allfives_training.rllib.module import model_config
+
+    net = cfg.network
+    return model_config(Rules.from_options(cfg.rules), net.hidden, net.activation, net.action_scorer,
+                        net.trunk_reads_features, net.score_gain)
+
+
+def _with_env(config: Any, cfg: RLlibConfig) -> Any:
+    """``config`` with the run's env, env runners and module(s): one module on the vector env of the batch
+    engine (``learners: one_seat``), or the multi-agent env's modules and policy mapping."""
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
     from ray.tune.registry import register_env
 
-    from allfives_training.rllib.env import AllFivesMultiAgentEnv
     from allfives_training.rllib.module import MaskedPPOModule
+
+    runners = cfg.env_runners
+    config = config.env_runners(num_env_runners=runners.num_env_runners,
+                                num_envs_per_env_runner=runners.num_envs_per_env_runner,
+                                num_cpus_per_env_runner=runners.num_cpus_per_env_runner)
+    if cfg.learners == "one_seat":
+        from allfives_training.rllib.vector_env import make_vector_env
+
+        register_env(VECTOR_ENV_NAME, _make_vector_env)
+        probe = make_vector_env({**env_config(cfg), "num_envs": 1})
+        spec = RLModuleSpec(module_class=MaskedPPOModule, observation_space=probe.single_observation_space,
+                            action_space=probe.single_action_space, model_config=_model_config(cfg))
+        probe.close()
+        # the creator returns a vector env of num_envs games (one BatchGame); RLlib's runner takes it as is
+        return (config.environment(VECTOR_ENV_NAME, env_config=env_config(cfg), disable_env_checking=True)
+                .env_runners(gym_env_vectorize_mode="vector_entry_point").rl_module(rl_module_spec=spec))
+    from allfives_training.rllib.env import AllFivesMultiAgentEnv
 
     register_env(ENV_NAME, _make_env)
     probe = AllFivesMultiAgentEnv(env_config(cfg))
     obs_space = probe.observation_spaces[probe.possible_agents[0]]
     act_space = probe.action_spaces[probe.possible_agents[0]]
     ids = _module_ids(cfg)
-    model_config = {"hidden": list(cfg.network.hidden), "activation": cfg.network.activation}
     specs = {m: RLModuleSpec(module_class=MaskedPPOModule, observation_space=obs_space, action_space=act_space,
-                             model_config=model_config) for m in ids}
-    ppo, runners = cfg.ppo, cfg.env_runners
+                             model_config=_model_config(cfg)) for m in ids}
     mapping = functools.partial(_map_agent, rules_options=dict(cfg.rules), policies=cfg.policies)
     return (
-        PPOConfig()
         # RLlib's env pre-check steps with unmasked random actions, which this env refuses as illegal;
         # tests/test_rllib.py checks the adapter against the MultiAgentEnv API instead
-        .environment(ENV_NAME, env_config=env_config(cfg), disable_env_checking=True)
+        config.environment(ENV_NAME, env_config=env_config(cfg), disable_env_checking=True)
         .multi_agent(policies=set(ids), policy_mapping_fn=mapping, policies_to_train=ids)
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=specs))
-        .env_runners(num_env_runners=runners.num_env_runners,
-                     num_envs_per_env_runner=runners.num_envs_per_env_runner,
-                     num_cpus_per_env_runner=runners.num_cpus_per_env_runner)
+    )
+
+
+def build_algo_config(cfg: RLlibConfig, seed: Optional[int] = None) -> Any:
+    """The RLlib ``PPOConfig`` of a validated run config (``seed``: instead of the config's)."""
+    from ray.rllib.algorithms.ppo import PPOConfig
+
+    one_torch_thread()  # the learner trains in the driver (num_learners=0)
+    ppo = cfg.ppo
+    config = (
+        PPOConfig()
         .learners(num_learners=0)
         .training(lr=ppo.lr, train_batch_size_per_learner=ppo.train_batch_size,
                   minibatch_size=ppo.minibatch_size, num_epochs=ppo.num_epochs, gamma=ppo.gamma,
                   lambda_=ppo.lambda_, clip_param=ppo.clip_param, entropy_coeff=ppo.entropy_coeff,
-                  vf_loss_coeff=ppo.vf_loss_coeff, grad_clip=ppo.grad_clip)
+                  vf_loss_coeff=ppo.vf_loss_coeff, grad_clip=ppo.grad_clip,
+                  use_kl_loss=ppo.kl_coeff > 0, kl_coeff=ppo.kl_coeff)
         .debugging(seed=cfg.seed if seed is None else seed)
     )
+    return _with_env(config, cfg)
 
 
 def _steps(result: dict) -> int:
@@ -403,7 +464,7 @@ def add_train_rllib_parser(subparsers: Any) -> argparse.ArgumentParser:
         "train-rllib", help="multi-agent PPO on Ray RLlib (needs the [rllib] extra)",
         description="Train All Fives policies with RLlib's multi-agent PPO on a local Ray or an existing cluster "
                     "(--address). Needs pip install -e '.[rllib]'.")
-    p.add_argument("--config", default="configs/rllib_selfplay.yaml", help="YAML config (configs/rllib_*.yaml)")
+    p.add_argument("--config", default="configs/rllib_default.yaml", help="YAML config (configs/rllib_*.yaml)")
     p.add_argument("--address", default=None,
                    help="Ray cluster address (e.g. auto, or ray://host:10001); default: start a local Ray")
     p.add_argument("--run-dir", default=None, help="the run directory (default <output.dir>/<name>[_k])")
