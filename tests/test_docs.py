@@ -141,6 +141,18 @@ def test_docs_python_block_runs(name: str, code: str, tmp_path: Path, monkeypatc
     exec(compile(code, name, "exec"), {"__name__": "__docs__"})
 
 
+#: words that tie a page to the project's development history rather than to what the project is
+HISTORY = re.compile(r"\b[Ii]ssue[ -]?#?\d|\bthis machine\b|\btoday\b|\bsee the notes\b|\bRULES\.md\b|\bthis 2-core\b")
+
+
+def test_the_readme_is_a_front_door_and_no_page_speaks_of_history() -> None:
+    assert len(README.read_text().splitlines()) <= 250
+    found = [f"{page.relative_to(ROOT)}:{n}: {line.strip()}" for page in [README] + DOC_PAGES
+             for n, line in enumerate(page.read_text().splitlines(), 1) if HISTORY.search(line)]
+    assert not found, "history words in the pages:\n" + "\n".join(found)
+    assert HISTORY.search("measured on this machine today") and not HISTORY.search("the reference machine")
+
+
 def test_pages_have_python_examples() -> None:
     assert len(_python_blocks()) >= 10
 
