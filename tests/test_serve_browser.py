@@ -9,65 +9,29 @@ ALLFIVES_REQUIRE_BROWSER=1 (CI) a missing browser fails instead (as tests/test_v
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import tempfile
 import time
 from typing import Any, Iterator
 
 import pytest
 
 from allfives_env.core.replay import load_replay
-from allfives_env.viewer import CHROMIUM_FLAGS, find_chromium
+from browser import browser_missing, chromium_driver, skip_or_fail
 
-INSTALL = ("install Debian's chromium and chromium-driver packages (apt-get install chromium chromium-driver), "
-           "selenium (pip install -e '.[dev]') and the [play] extra (pip install -e '.[play]')")
 #: The longest a whole game may take in the browser, in seconds (about 15 on the reference machine).
 GAME_SECONDS = 240
-
-
-def _missing() -> list[str]:
-    missing = []
-    if find_chromium() is None:
-        missing.append("no chromium executable on PATH")
-    if shutil.which("chromedriver") is None:
-        missing.append("no chromedriver on PATH")
-    for module in ("selenium", "starlette", "uvicorn"):
-        try:
-            __import__(module)
-        except ImportError:
-            missing.append(f"{module} is not installed")
-    return missing
 
 
 @pytest.fixture(scope="module")
 def served() -> Iterator[tuple[Any, str]]:
     """(a headless Chromium driver, the URL of a web game server), or a skip saying what is missing."""
-    missing = _missing()
-    if missing:
-        reason = f"{'; '.join(missing)}: {INSTALL}"
-        if os.environ.get("ALLFIVES_REQUIRE_BROWSER") == "1":
-            pytest.fail(f"{reason} (ALLFIVES_REQUIRE_BROWSER=1)")
-        pytest.skip(f"browser test skipped: {reason}")
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
+    reason = browser_missing(modules=("starlette", "uvicorn"))
+    if reason is not None:
+        skip_or_fail(reason)
     from allfives_env.serve import create_app
     from allfives_env.serve.background import BackgroundServer
 
-    profile = tempfile.TemporaryDirectory(prefix="allfives-chromium-")
-    options = webdriver.ChromeOptions()
-    options.binary_location = find_chromium()
-    for flag in CHROMIUM_FLAGS + [f"--user-data-dir={profile.name}", "--window-size=1280,900"]:
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
-    driver.set_page_load_timeout(30)
-    try:
-        with BackgroundServer(create_app()) as server:
-            yield driver, server.url
-    finally:
-        driver.quit()
-        profile.cleanup()
+    with chromium_driver("1280,900") as driver, BackgroundServer(create_app()) as server:
+        yield driver, server.url
 
 
 def _by_id(driver: Any, element_id: str) -> Any:

@@ -17,11 +17,7 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import re
-import shutil
-import sys
-import tempfile
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
@@ -33,8 +29,10 @@ from allfives_env.core import Game, Play, ReplayError, Rules
 from allfives_env.core.board import Board
 from allfives_env.core.replay import game_record, save_replay
 from allfives_env.replay_frames import ARM_LIMITS
+import browser as browser_helpers
+from browser import browser_missing, chromium_driver, skip_or_fail
 from allfives_env.viewer import (
-    CHROMIUM_FLAGS, board_layout, find_chromium, replay_data, replay_html, screenshot, write_replay_html,
+    board_layout, replay_data, replay_html, screenshot, write_replay_html,
 )
 
 #: Chromium in a sandbox without network: without the background-networking flags it hangs.
@@ -332,74 +330,27 @@ def test_four_player_and_double_nine_pages(opts: dict[str, Any]) -> None:
 
 
 # ---------------------------------------------------------------------------------------------- browser
-def _browser_paths() -> tuple[Optional[str], Optional[str]]:
-    return find_chromium(), shutil.which("chromedriver")
-
-
-#: What to install for the browser tests, said in every skip (``pytest -rs`` shows it).
-INSTALL_BROWSER = ("install Debian's chromium and chromium-driver packages (apt-get install chromium chromium-driver) "
-                   "and selenium (pip install -e '.[dev]')")
-
-
-def _browser_missing(need_driver: bool = True) -> Optional[str]:
-    """Why the browser tests cannot run here (naming what to install), or None when they can."""
-    missing = []
-    chromium, driver_path = _browser_paths()
-    if chromium is None:
-        missing.append("no chromium executable on PATH")
-    if need_driver and driver_path is None:
-        missing.append("no chromedriver on PATH")
-    if need_driver:
-        try:
-            import selenium  # noqa: F401
-        except ImportError:
-            missing.append("selenium is not installed")
-    return f"{'; '.join(missing)}: {INSTALL_BROWSER}" if missing else None
-
-
-def _missing(reason: str) -> None:
-    """Skip, saying what is missing; in CI (ALLFIVES_REQUIRE_BROWSER=1, set by .ci/run) fail instead, so a
-    broken browser install cannot pass as a skip."""
-    if os.environ.get("ALLFIVES_REQUIRE_BROWSER") == "1":
-        pytest.fail(f"{reason} (ALLFIVES_REQUIRE_BROWSER=1)")
-    pytest.skip(f"browser test skipped: {reason}")
-
-
 def test_browser_skips_say_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sys.modules[__name__], "_browser_paths", lambda: (None, None))
-    reason = _browser_missing()
+    monkeypatch.setattr(browser_helpers, "browser_paths", lambda: (None, None))
+    reason = browser_missing()
     assert reason is not None and "chromium" in reason and "chromium-driver" in reason
     assert "apt-get install chromium chromium-driver" in reason
     monkeypatch.delenv("ALLFIVES_REQUIRE_BROWSER", raising=False)
     with pytest.raises(pytest.skip.Exception, match="apt-get install chromium chromium-driver"):
-        _missing(reason)
+        skip_or_fail(reason)
     monkeypatch.setenv("ALLFIVES_REQUIRE_BROWSER", "1")
     with pytest.raises(pytest.fail.Exception, match="chromium-driver.*ALLFIVES_REQUIRE_BROWSER=1"):
-        _missing(reason)
+        skip_or_fail(reason)
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     """Headless Chromium through Selenium, or a skip saying what is missing."""
-    reason = _browser_missing()
+    reason = browser_missing()
     if reason is not None:
-        _missing(reason)
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    chromium, driver_path = _browser_paths()
-    profile = tempfile.TemporaryDirectory(prefix="allfives-chromium-")
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for flag in CHROMIUM_FLAGS + [f"--user-data-dir={profile.name}", "--window-size=1280,800"]:
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(driver_path), options=options)
-    driver.set_page_load_timeout(30)
-    try:
+        skip_or_fail(reason)
+    with chromium_driver() as driver:
         yield driver
-    finally:
-        driver.quit()
-        profile.cleanup()
 
 
 def _open(driver: Any, html_path: Path, step: Optional[int] = None) -> None:
@@ -500,9 +451,9 @@ def test_browser_steps_through_the_game(browser: Any, long_game: tuple[Game, dic
 
 
 def test_screenshot_of_a_mid_game_step(tmp_path: Path) -> None:
-    reason = _browser_missing(need_driver=False)
+    reason = browser_missing(need_driver=False)
     if reason is not None:
-        _missing(reason)
+        skip_or_fail(reason)
     game, _ = played_game({"num_players": 4, "max_pip": 9, "max_hands": 2}, seed=3)
     png = screenshot(write_replay_html(game, tmp_path / "v.html"), tmp_path / "v.png", step=40)
     data = png.read_bytes()
