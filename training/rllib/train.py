@@ -46,6 +46,9 @@ SINGLE_MODULE = "default_policy"  # RLlib's DEFAULT_MODULE_ID: the one module of
 TRAINER = "rllib-ppo"
 _ITER = re.compile(r"^iter_(\d+)\.json$")
 _ITER_FILE = re.compile(r"^iter_(\d+)\.(?:json|safetensors)(?:\.tmp)?$")
+#: How the evaluation's worker processes start: not forked from the Ray driver, whose Ray threads and signal
+#: handlers a forked child would inherit (a child ended mid-wait then dumps Ray's "*** SIGTERM received" stack)
+EVALUATION_START = "forkserver"
 _LEARNER_PARTS = ["learner_group/learner/rl_module", "learner_group/learner/optimizer"]
 
 
@@ -279,7 +282,8 @@ class RLlibRun:
         for module_id, path in paths.items():
             for baseline in ev.baselines:
                 match = evaluate([f"ppo:path={path}", baseline], self.rules, games=ev.final_games if final
-                                 else ev.games, seed=ev.seed, processes=ev.processes, progress=False)
+                                 else ev.games, seed=ev.seed, processes=ev.processes, progress=False,
+                                 mp_context=EVALUATION_START)
                 row = history_row(self.iteration, baseline, match, final)
                 row["module"] = module_id
                 rows.append(row)
@@ -422,12 +426,13 @@ class RLlibRun:
             path = self.checkpoint(steps)
         finally:
             self.algo.stop()
-        rate = (steps - (first_steps or 0)) / train_seconds if train_seconds else float("nan")
+        rate = (steps - (first_steps or 0)) / train_seconds if train_seconds else None
         summary = {"run_dir": str(self.run_dir), "iterations": self.iteration, "env_steps": steps,
                    "env_steps_per_second_after_first_iteration": rate, "final": rows, "checkpoint": str(path)}
         (self.run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
         write_history(self.run_dir / "eval_history.csv", self.history)
-        self.say(f"\n{steps:,} env steps; {rate:,.0f} env steps/s in training iterations after the first. Policies: "
+        speed = f"{rate:,.0f} env steps/s in training iterations after the first" if rate else "one iteration"
+        self.say(f"\n{steps:,} env steps; {speed}. Policies: "
                  + ", ".join(str(self.run_dir / f"policy_{m}.npz") for m in _module_ids(cfg))
                  + f"\ncheckpoint: {path}")
         return summary
