@@ -49,6 +49,15 @@ def loadavg() -> list[float]:
         return []
 
 
+def git_state() -> dict:
+    """The commit measured, and whether the example differed from it (a figure must name the code it measured)."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], capture_output=True, text=True, cwd=ROOT).stdout.strip()
+
+    return {"git_commit": git("rev-parse", "HEAD"),
+            "example_modified": bool(git("status", "--porcelain", "--", str(EXAMPLE.relative_to(ROOT))))}
+
+
 def run_example(extra: list[str]) -> dict:
     """Run the example with ``extra`` arguments and ``--json-out``; its JSON, its output, the wall seconds."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -108,7 +117,7 @@ def main() -> int:
     args = p.parse_args()
     result: dict = {"date": time.strftime("%Y-%m-%d"), "machine": {"cpus": os.cpu_count(),
                     "python": platform.python_version(), "platform": platform.platform()},
-                    "command": "python benchmarks/cleanrl_speed.py " + " ".join(sys.argv[1:])}
+                    "command": "python benchmarks/cleanrl_speed.py " + " ".join(sys.argv[1:]), **git_state()}
     if args.rounds:
         result["speed"] = speed_rounds(args.rounds, args.steps)
     if args.full:
