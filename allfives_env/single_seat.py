@@ -115,10 +115,22 @@ class AllFivesSingleSeatEnv(gymnasium.Env):
     # ------------------------------------------------------------------ gymnasium API
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None) -> tuple[np.ndarray, dict]:
         """Start a new game. ``options`` may fix the first hand like :meth:`raw_env.reset` does
-        (``hands``, ``boneyard``, ``leader``, ``opening_drawer``, ``scores``); unknown keys are refused."""
+        (``hands``, ``boneyard``, ``leader``, ``opening_drawer``, ``scores``); unknown keys are refused.
+
+        A game that ends before the learner's first decision (the other seats can win a one-hand episode
+        before it moves) is dealt again, seat and opponents included, as the vector env does: an episode
+        always holds at least one decision. A fixed deal (``options``) is played as given, even so."""
         seed = check_seed(seed)
         fixed_start(self.rules, options, np.random.default_rng(0))  # checked first: a refused reset changes nothing
         super().reset(seed=seed)
+        self._start(options)
+        while self.game.over and not options:
+            self._start(None)
+        return self._observe(), self._info()
+
+    def _start(self, options: Optional[dict]) -> None:
+        """Deal a game from the env's generator: the learner's seat, the opponents, and their moves until the
+        learner's first turn (or the end)."""
         rng = self.np_random
         n = self.rules.num_players
         self.seat = self.fixed_seat if self.fixed_seat is not None else int(rng.integers(n))
@@ -138,7 +150,6 @@ class AllFivesSingleSeatEnv(gymnasium.Env):
         self._scores_at_last_action = list(self.game.scores)
         self._ended_by_illegal = False
         self._play_others()
-        return self._observe(), self._info()
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
         game = self.game

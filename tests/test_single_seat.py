@@ -155,3 +155,34 @@ def test_ansi_render_shows_the_learner_hand() -> None:
     env = AllFivesSingleSeatEnv(opponents=["random"], render_mode="ansi", seat=1)
     env.reset(seed=0)
     assert "player_1's hand" in env.render()
+
+
+def test_a_game_won_before_the_learners_first_move_is_dealt_again() -> None:
+    """With a low target and an immediate win check the other seats can end the game before the learner
+    moves; reset() deals again then (as the vector env does), so every episode starts at a decision."""
+    from allfives_env.core import Rules
+
+    rules = Rules(num_players=3, target=10, win_check="immediate")  # about one deal in six ends at once
+    env = AllFivesSingleSeatEnv(opponents=["expert", "random"], rules=rules, reward="points", episode="hand")
+    starts = []
+    original = env._start
+
+    def counting(options: object) -> None:
+        starts.append(options)
+        original(options)
+
+    env._start = counting  # type: ignore[method-assign]
+    redealt = ended = 0
+    for seed in range(100):
+        before = len(starts)
+        env.reset(seed=seed, options={"scores": [5, 5, 5]})  # every side one play from the target
+        redealt += len(starts) - before > 1
+        ended += env.game.over
+    assert redealt == 0 and ended > 0  # a fixed start is played as given, even when it ends at once
+
+    for seed in range(100):
+        before = len(starts)
+        env.reset(seed=seed)
+        redealt += len(starts) - before > 1
+        assert env.action_masks().any() and not env.game.over, seed
+    assert redealt > 0, "no game ended before the learner moved: choose rules where one does"
