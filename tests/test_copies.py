@@ -168,6 +168,8 @@ def test_single_seat_copies_continue_like_the_original(how: str) -> None:
             assert np.array_equal(mask, other.action_masks())
             action = int(moves.choice(np.flatnonzero(mask)))
             out_a, out_b = env.step(action), other.step(action)
-            assert np.array_equal(out_a[0], out_b[0]) and out_a[1:] == out_b[1:]
+            assert np.array_equal(out_a[0], out_b[0]) and out_a[1:4] == out_b[1:4]
+            info_a, info_b = out_a[4], out_b[4]
+            assert np.array_equal(info_a.pop("action_mask"), info_b.pop("action_mask")) and info_a == info_b
             if out_a[2] or out_a[3]:
                 assert np.array_equal(env.reset()[0], other.reset()[0])
