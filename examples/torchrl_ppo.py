@@ -34,6 +34,7 @@ no per-call generator for these).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from dataclasses import dataclass
@@ -84,6 +85,7 @@ class Config:
     eval_games: int = 400
     eval_seeds: tuple[int, ...] = (1001, 2002)
     no_baseline: bool = False  # skip evaluating the untrained network first
+    json: str = ""  # write the run's figures (settings, times, results per evaluation seed) to this file
 
 
 SMOKE = dict(frames=256, frames_per_batch=128, epochs=1, minibatch=64, eval_games=4)
@@ -288,12 +290,35 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     cfg = parse_args(argv)
     torch.set_num_threads(1)
     torch.manual_seed(cfg.seed)
-    start = time.perf_counter()
+    start, load = time.perf_counter(), os.getloadavg()[0]
     actor, encoder = train(cfg, baseline=not cfg.no_baseline)
-    print(f"trained {cfg.frames} frames in {time.perf_counter() - start:.0f}s", flush=True)
-    evaluate_vs_random(cfg, actor, encoder, "eval")
-    print(f"total wall time {time.perf_counter() - start:.0f}s")
+    trained = time.perf_counter() - start
+    print(f"trained {cfg.frames} frames in {trained:.0f}s", flush=True)
+    results = evaluate_vs_random(cfg, actor, encoder, "eval")
+    total = time.perf_counter() - start
+    print(f"total wall time {total:.0f}s")
+    if cfg.json:
+        write_figures(cfg, results, trained, total, load, list(argv) if argv is not None else sys.argv[1:])
     return 0
+
+
+def write_figures(cfg: Config, results: list[Any], trained: float, total: float, load: float,
+                  argv: list[str]) -> None:
+    """The run's figures as JSON (``--json``): what the documentation's table is generated from."""
+    import json
+    import platform
+    from dataclasses import asdict
+    from datetime import date
+
+    rows = [{"opponent": "random", "eval_seed": seed, "games": m.games, "win_rate": m.win_rate,
+             "win_rate_lo": m.win_rate_ci[0], "win_rate_hi": m.win_rate_ci[1]}
+            for seed, m in zip(cfg.eval_seeds, results)]
+    figures = {"command": "python examples/torchrl_ppo.py " + " ".join(argv), "date": date.today().isoformat(),
+               "machine": f"{platform.machine()}, {os.cpu_count()} CPUs", "load_at_start": round(load, 2),
+               "train_seconds": round(trained, 1), "wall_seconds": round(total, 1),
+               "config": {k: v for k, v in asdict(cfg).items() if k != "json"}, "results": rows}
+    with open(cfg.json, "w") as out:
+        json.dump(figures, out, indent=1)
 
 
 if __name__ == "__main__":
