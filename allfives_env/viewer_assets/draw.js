@@ -130,6 +130,21 @@ var AllFivesDraw = (function () {
     return sv;
   }
 
+  // the lines above and beside the table for frame f: its hand, the count (marked when it scores), each
+  // side's score, whose turn it is, the boneyard and the open ends; names: the seats' names
+  function frameHeader(f, names) {
+    var $ = function (id) { return document.getElementById(id); };
+    $("event-hand").textContent = "Hand " + f.hand;
+    $("count").textContent = String(f.count);
+    $("count").className = f.count && f.count % 5 === 0 ? "scores" : "";
+    for (var s = 0; s < f.scores.length; s++) { $("score-" + s).textContent = String(f.scores[s]); }
+    var status = [];
+    if (f.turn !== null) { status.push(names[f.turn] + " to play"); }
+    status.push("boneyard " + f.boneyard);
+    $("status").textContent = status.join(" \u00b7 ");
+    $("ends").textContent = describeEnds(f);
+  }
+
   return {SVGNS: SVGNS, COLORS: COLORS, svg: svg, html: html, clear: clear, drawTile: drawTile, tileName: tileName,
-          board: board, describeEnds: describeEnds, hand: hand};
+          board: board, describeEnds: describeEnds, hand: hand, frameHeader: frameHeader};
 })();

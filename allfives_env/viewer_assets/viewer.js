@@ -138,15 +138,7 @@
     var f = F[i];
     $("step").textContent = f.step + " / " + TOTAL;
     $("event").textContent = eventText(f);
-    $("event-hand").textContent = "Hand " + f.hand;
-    $("count").textContent = String(f.count);
-    $("count").className = f.count && f.count % 5 === 0 ? "scores" : "";
-    for (var s = 0; s < f.scores.length; s++) { $("score-" + s).textContent = String(f.scores[s]); }
-    var status = [];
-    if (f.turn !== null) { status.push(D.names[f.turn] + " to play"); }
-    status.push("boneyard " + f.boneyard);
-    $("status").textContent = status.join(" \u00b7 ");
-    $("ends").textContent = A.describeEnds(f);
+    A.frameHeader(f, D.names);
     drawBoard(f);
     drawHands(f);
     $("hand-select").value = String(f.hand);

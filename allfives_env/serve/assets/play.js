@@ -102,15 +102,7 @@
     shown = i;
     var f = frames[i];
     $("event").textContent = f.text;
-    $("event-hand").textContent = "Hand " + f.hand;
-    $("count").textContent = String(f.count);
-    $("count").className = f.count && f.count % 5 === 0 ? "scores" : "";
-    for (var s = 0; s < f.scores.length; s++) { $("score-" + s).textContent = String(f.scores[s]); }
-    var status = [];
-    if (f.turn !== null) { status.push(G.names[f.turn] + " to play"); }
-    status.push("boneyard " + f.boneyard);
-    $("status").textContent = status.join(" \u00b7 ");
-    $("ends").textContent = A.describeEnds(f);
+    A.frameHeader(f, G.names);
     drawTable(f);
     drawHands(f);
     while (logged <= i) { writeLog(frames[logged]); logged += 1; }
