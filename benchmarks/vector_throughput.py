@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import sys
 import time
@@ -97,6 +98,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=None, help="write the figures to this JSON file")
     args = parser.parse_args()
     cpu = pin_one_core()
+    load = os.getloadavg()[0]
     fast, first = vector_rate("random", args.num_envs, args.seconds, args.seed)
     print(f"vector env, random opponents, {args.num_envs} games: {fast:,.0f} learner steps/s "
           f"(build + first reset {first:.2f} s)")
@@ -107,7 +109,7 @@ def main() -> None:
     print(f"ratio vector / sync: {fast / sync:.1f}x")
     report: dict[str, Any] = {
         "vector_steps_per_s": fast, "vector_steps_per_s_expert": expert, "sync_vector_steps_per_s": sync,
-        "ratio_vs_sync": fast / sync, "first_reset_s": first, "num_envs": args.num_envs,
+        "ratio_vs_sync": fast / sync, "first_reset_s": first, "load_at_start": round(load, 2), "num_envs": args.num_envs,
         "sync_envs": args.sync_envs, "seconds": args.seconds, "pinned_cpu": cpu,
         "command": "python " + " ".join(sys.argv), "date": date.today().isoformat(),
         "machine": f"{platform.machine()}, {platform.python_implementation()} {platform.python_version()}",

@@ -274,6 +274,36 @@ def throughput() -> str:
                     + _caption(SOURCES["throughput"]))
 
 
+def _self_described(data: dict[str, Any], file: str) -> str:
+    """The caption of a result file that records its own command, date, machine and load."""
+    load = data.get("load_at_start", data.get("load", NOT_RECORDED))
+    return (f"*Measured {data['date']} on {data.get('machine', MACHINE)}; load: {load}. Command: "
+            f"`{data['command']}`. Figures: `benchmarks/results/{file}`.*")
+
+
+def vector_throughput() -> str:
+    """The vector env against Gymnasium's SyncVectorEnv, in one run (benchmarks/vector_throughput.py)."""
+    data = _load("vector_throughput.json")
+    rows = [[f"vector env, {data['num_envs']} games, `random` opponents", _k(data["vector_steps_per_s"]), "≥ 500k"],
+            [f"vector env, {data['num_envs']} games, `expert` opponents", _k(data["vector_steps_per_s_expert"]), ""],
+            [f"`SyncVectorEnv` of {data['sync_envs']} one-game envs, `random` opponents",
+             f"{data['sync_vector_steps_per_s'] / 1e3:.1f}k", ""],
+            ["ratio, vector env / `SyncVectorEnv`", f"{data['ratio_vs_sync']:.1f}×", "≥ 30×"]]
+    table = _rows(["learner steps/s (one pinned core)", "measured", "target"], ["---", "---:", "---:"], rows)
+    return table + "\n\n" + _self_described(data, "vector_throughput.json")
+
+
+def torchrl_ppo() -> str:
+    """examples/torchrl_ppo.py's run: the trained policy against ``random`` on fresh evaluation seeds."""
+    data = _load("torchrl_ppo.json")
+    rows = [[f"`random`, evaluation seed {r['eval_seed']}", str(r["games"]), _pct(r["win_rate"]),
+             f"[{_pct(r['win_rate_lo'])}, {_pct(r['win_rate_hi'])}]"] for r in data["results"]]
+    table = _rows(["opponent", "games", "win rate", "95% CI"], ["---", "---:", "---:", "---"], rows)
+    return table + (f"\n\n({data['config']['frames']:,} frames, {data['train_seconds'] / 60:.1f} min of training, "
+                    f"{data['wall_seconds'] / 60:.1f} min wall with the evaluations.) "
+                    + _self_described(data, "torchrl_ppo.json"))
+
+
 def observation_pieces() -> str:
     """The observation slices, from the one declaration the encoders build from."""
     from allfives_env.encoding import OBSERVATION_PIECES
@@ -302,6 +332,8 @@ TABLES: dict[str, Callable[[], str]] = {
     "ppo_4p_final": lambda: _final_evaluation("ppo_4p_final"),
     "batch_throughput": batch_throughput,
     "throughput": throughput,
+    "vector_throughput": vector_throughput,
+    "torchrl_ppo": torchrl_ppo,
     "observation_pieces": observation_pieces,
     "observation_offsets": observation_offsets,
 }
