@@ -15,8 +15,11 @@ Two measurements, written to one JSON (``--json``):
   It prints every round, the median per kind and the median of the per-round ratios to ``sb3-default``.
 * ``--full``: the example's default run (training, then the evaluations on its two fresh seeds), its wall time
   from start to exit as this script sees it, and what it printed.
+* ``--sb3-example``: the same for ``examples/sb3_vector.py`` (MaskablePPO through the SB3 adapter), its
+  figures read off its output lines.
 
     python benchmarks/cleanrl_speed.py --rounds 3 --steps 200000 --full --json benchmarks/results/cleanrl_ppo.json
+    python benchmarks/cleanrl_speed.py --rounds 0 --sb3-example --json benchmarks/results/sb3_vector_example.json
 
 Run it alone on the machine (``flock /tmp/heavy.lock`` on the shared one); the load average before each
 part is recorded.
@@ -28,6 +31,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -37,6 +41,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "cleanrl_ppo.py"
+SB3_EXAMPLE = ROOT / "examples" / "sb3_vector.py"
+EVAL_LINE = re.compile(r"^eval vs (\w+) \(seed (\d+), (\d+) games\): win rate (\d+\.\d)% "
+                       r"\[95% CI (\d+\.\d)% - (\d+\.\d)%\]$", re.M)
+TRAINED_LINE = re.compile(r"^trained ([\d,]+) steps in (\d+) s: ([\d,]+) env steps/s$", re.M)
 SB3_SETTINGS = ["--num-envs", "128", "--num-steps", "64", "--hidden", "128", "--update-epochs", "4",
                 "--num-minibatches", "8", "--learning-rate", "3e-4"]
 
@@ -72,6 +80,23 @@ def run_example(extra: list[str]) -> dict:
     result["process_wall_seconds"] = round(wall, 1)
     result["stdout"] = [line for line in proc.stdout.splitlines() if not line.startswith("iter ")]
     return result
+
+
+def run_sb3_example() -> dict:
+    """examples/sb3_vector.py with its defaults: its wall time and the figures of its output lines."""
+    cmd = [sys.executable, str(SB3_EXAMPLE)]
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    wall = time.perf_counter() - t0
+    if proc.returncode:
+        raise SystemExit(f"{' '.join(cmd)} failed:\n{proc.stderr[-3000:]}")
+    steps, seconds, sps = TRAINED_LINE.search(proc.stdout).groups()
+    evaluations = [{"opponent": o, "seed": int(seed), "games": int(g), "win_rate": float(r) / 100,
+                    "win_rate_ci": [float(lo) / 100, float(hi) / 100]}
+                   for o, seed, g, r, lo, hi in EVAL_LINE.findall(proc.stdout)]
+    return {"command": "python examples/sb3_vector.py", "global_step": int(steps.replace(",", "")),
+            "train_seconds": int(seconds), "steps_per_second": float(sps.replace(",", "")),
+            "process_wall_seconds": round(wall, 1), "evaluations": evaluations, "stdout": proc.stdout.splitlines()}
 
 
 def sb3_speed(steps: int) -> float:
@@ -113,6 +138,7 @@ def main() -> int:
     p.add_argument("--rounds", type=int, default=3, help="alternating speed rounds (0: none)")
     p.add_argument("--steps", type=int, default=200_000, help="env steps per SB3 speed round (the example: twice)")
     p.add_argument("--full", action="store_true", help="also run the example's default run with its evaluations")
+    p.add_argument("--sb3-example", action="store_true", help="also run examples/sb3_vector.py with its defaults")
     p.add_argument("--json", help="write the results to this JSON file")
     args = p.parse_args()
     result: dict = {"date": time.strftime("%Y-%m-%d"), "machine": {"cpus": os.cpu_count(),
@@ -128,6 +154,11 @@ def main() -> int:
         result["full_run"] = full
         print("\n".join(full["stdout"]))
         print(f"full run: {full['process_wall_seconds']:.0f} s wall from start to exit (load before {load})")
+    if args.sb3_example:
+        load = loadavg()
+        result["sb3_example"] = {**run_sb3_example(), "loadavg_before": load}
+        print("\n".join(result["sb3_example"]["stdout"]))
+        print(f"sb3 example: {result['sb3_example']['process_wall_seconds']:.0f} s wall (load before {load})")
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(result, indent=1) + "\n")
