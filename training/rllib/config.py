@@ -35,7 +35,8 @@ LEARNERS = ("all", "one_side", "one_seat")
 
 @dataclass
 class RLlibEnvConfig(Section):
-    """The multi-agent env (:class:`allfives_training.rllib.env.AllFivesMultiAgentEnv`)."""
+    """The env: AllFives-v0's vector env of the batch engine (``learners: one_seat``) or the multi-agent env
+    (:class:`allfives_training.rllib.env.AllFivesMultiAgentEnv`)."""
 
     reward: str = setting("points", choice(*REWARD_MODES))
     """win | points"""

@@ -1,10 +1,14 @@
-"""``allfives train-rllib``: multi-agent PPO on Ray RLlib (new API stack), locally or on a Ray cluster.
+"""``allfives train-rllib``: PPO on Ray RLlib (new API stack), locally or on a Ray cluster.
 
-    allfives train-rllib --config configs/rllib_selfplay.yaml                 # a local Ray
+    allfives train-rllib                                                      # configs/rllib_default.yaml
     allfives train-rllib --config configs/rllib_selfplay.yaml --address auto  # an existing cluster
-    allfives train-rllib --resume runs/rllib_selfplay                         # continue from a checkpoint
+    allfives train-rllib --resume runs/rllib_default                          # continue from a checkpoint
 
-Every seat is an agent of :class:`allfives_training.rllib.env.AllFivesMultiAgentEnv`; ``policies: shared`` maps
+``learners: one_seat`` (the default config) is the stable-baselines3 recipe on RLlib: RLlib's single-agent env
+runners each step one compiled batch of ``num_envs_per_env_runner`` games (``AllFives-v0``'s vector env, taken
+as RLlib's vector env through ``gym_env_vectorize_mode="vector_entry_point"``:
+:mod:`allfives_training.rllib.vector_env`), the learner's seat against batch opponents, and one module
+``default_policy`` learns. With ``learners: all`` or ``one_side``, every seat is an agent of :class:`allfives_training.rllib.env.AllFivesMultiAgentEnv`; ``policies: shared`` maps
 them all to one :class:`~allfives_training.rllib.module.MaskedPPOModule` (``per_team``: one module per side), and
 with ``learners: one_side`` the other sides are played inside the env by registry agents (fixed
 opponents). Every ``evaluation.every`` iterations and at the end, each module is exported to the numpy
@@ -466,8 +470,8 @@ def train_rllib(config: Any, run_dir: Optional[str] = None, resume: Any = None,
 def add_train_rllib_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``train-rllib`` subcommand to the ``allfives`` CLI."""
     p = subparsers.add_parser(
-        "train-rllib", help="multi-agent PPO on Ray RLlib (needs the [rllib] extra)",
-        description="Train All Fives policies with RLlib's multi-agent PPO on a local Ray or an existing cluster "
+        "train-rllib", help="PPO on Ray RLlib, one seat on the batch engine or multi-agent (needs the [rllib] extra)",
+        description="Train All Fives policies with RLlib's PPO on a local Ray or an existing cluster "
                     "(--address). Needs pip install -e '.[rllib]'.")
     p.add_argument("--config", default="configs/rllib_default.yaml", help="YAML config (configs/rllib_*.yaml)")
     p.add_argument("--address", default=None,
