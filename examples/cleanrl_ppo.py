@@ -17,17 +17,18 @@ id (what the play scores now, what it leaves the opponent, ...; ``allfives_env.e
 ``features`` piece, a row per id, zero where the placement is not legal). A small MLP ``g`` scores one row,
 *the same network for every placement*, and its score is added to that placement's logit, on top of an MLP
 over the position (the observation without the feature rows): ``logit_a = actor(position)_a + g(row_a)``.
-What ``g`` learns about one play transfers to every tile and end, which is what makes learning from random
-weights take minutes instead of millions of steps (``training/scorer_policy.py`` explains why the score must
+What ``g`` learns about one play transfers to every tile and end, which is what lets PPO from random weights
+pass ``greedy`` within its first million steps (``training/scorer_policy.py`` explains why the score must
 reach its logit whole from the first step). ``g`` runs only on the legal placements' rows, gathered once per
 rollout for the update (:class:`Batch`): the other rows are zero and share ``g(0)``, so it is the same function
-as scoring all 112 rows, for a few percent of the work; the update never copies the 1,496-wide observations.
+as scoring all 112 rows, for a fraction of the work; the update never copies the 1,496-wide observations.
 The two MLPs are 64 wide and PPO makes 2 passes over each rollout of 512 games x 32 steps: the update is
-most of a step's cost, and these settings learn as fast per step as wider ones (the measured run is below).
+about half of a step's cost (``benchmarks/cleanrl_speed.py`` measures the speed and the default run).
 
 **Masking.** Illegal logits are set to a large negative before the softmax: 80 below the best legal logit
 (``e^-80`` is 2e-35, nothing next to any legal probability; a fixed ``-1e8`` gives the same numbers but
-drives torch's ``exp`` onto its slow path, twice the cost of a minibatch step with the entropy term).
+drives torch's ``exp`` onto its slow path: the masked log-softmax with its entropy and their gradients took
+about twice as long on a 4096 x 112 minibatch).
 Actions are sampled by Gumbel-max over the legal actions only, so an illegal one is never drawn.
 
 **Autoreset.** The env runs Gymnasium 1.x's default ``autoreset_mode="next_step"``: the step that ends a
@@ -41,7 +42,7 @@ next_step hands over as the next observation. (``same_step`` would need ``info["
 
 Run::
 
-    pip install -e ".[train]" tyro==1.0.17
+    pip install -e ".[train,examples]"      # torch, and tyro==1.0.17
     python examples/cleanrl_ppo.py                                   # defaults: the measured run
     python examples/cleanrl_ppo.py --total-timesteps 2048 --num-envs 64 --num-steps 32 --eval-games 4  # seconds
 
@@ -50,7 +51,8 @@ project's evaluation harness (``allfives_env.evaluation.evaluate``: duplicate de
 evaluation seeds that differ from the training seed, one ``eval vs ...`` line each; ``--export FILE.npz``
 writes it as a numpy policy file (``allfives evaluate ppo:path=FILE.npz greedy``), ``--json-out`` the figures.
 Randomness: deals from the env's seeded generator (``--seed``), actions and minibatches from one seeded
-``torch.Generator``.
+``torch.Generator``; the weights' start from ``torch.manual_seed(--seed)`` (torch's initialisers read its
+global generator).
 """
 
 from __future__ import annotations
