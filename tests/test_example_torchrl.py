@@ -5,6 +5,7 @@ Skipped where TorchRL is not installed (it comes with the ``[examples]`` extra).
 from __future__ import annotations
 
 import importlib.util
+import multiprocessing
 import re
 import subprocess
 import sys
@@ -14,7 +15,10 @@ from typing import Iterator
 
 import pytest
 
-pytest.importorskip("torchrl", reason="examples/torchrl_ppo.py needs TorchRL: pip install -e '.[examples]'")
+# found, not imported: importing torchrl sets multiprocessing's start method to "spawn" for the whole
+# process, and the evaluation runner's tests rely on the default (fork) for agents they register
+if importlib.util.find_spec("torchrl") is None:
+    pytest.skip("examples/torchrl_ppo.py needs TorchRL: pip install -e '.[examples]'", allow_module_level=True)
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "torchrl_ppo.py"
@@ -24,13 +28,18 @@ EVAL_LINE = re.compile(
 
 @pytest.fixture(scope="module")
 def example() -> Iterator[ModuleType]:
-    """The example imported as a module (it lives outside the package)."""
+    """The example imported as a module (it lives outside the package); the process's multiprocessing
+    start method, which importing torchrl changes to "spawn", is put back afterwards."""
+    method = multiprocessing.get_start_method(allow_none=True)
     spec = importlib.util.spec_from_file_location("torchrl_ppo_example", EXAMPLE)
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses resolve the string annotations through sys.modules
-    spec.loader.exec_module(module)
-    yield module
-    sys.modules.pop(spec.name, None)
+    try:
+        spec.loader.exec_module(module)
+        yield module
+    finally:
+        sys.modules.pop(spec.name, None)
+        multiprocessing.set_start_method(method, force=True)
 
 
 def test_smoke_run_prints_one_evaluation_per_fresh_seed() -> None:

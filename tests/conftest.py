@@ -1,0 +1,23 @@
+"""Suite-wide guards: a test module must leave the process as it found it.
+
+Importing some libraries changes process-wide state: torchrl, for one, sets multiprocessing's start method to
+"spawn", and the evaluation runner's tests register agents that only forked workers see. A module that
+changes the start method fails here, naming itself, instead of breaking an unrelated test later in the run.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from typing import Iterator
+
+import pytest
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _start_method_unchanged(request: pytest.FixtureRequest) -> Iterator[None]:
+    before = multiprocessing.get_start_method(allow_none=True)
+    yield
+    after = multiprocessing.get_start_method(allow_none=True)
+    if after != before:
+        multiprocessing.set_start_method(before, force=True)
+        pytest.fail(f"{request.module.__name__} changed multiprocessing's start method from {before!r} to {after!r}")
