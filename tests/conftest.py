@@ -21,3 +21,12 @@ def _start_method_unchanged(request: pytest.FixtureRequest) -> Iterator[None]:
     if after != before:
         multiprocessing.set_start_method(before, force=True)
         pytest.fail(f"{request.module.__name__} changed multiprocessing's start method from {before!r} to {after!r}")
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Collecting imports every test module: none of them may change the start method at import either."""
+    method = multiprocessing.get_start_method(allow_none=True)
+    if method is not None:
+        multiprocessing.set_start_method(None, force=True)
+        raise pytest.UsageError(f"a test module changed multiprocessing's start method to {method!r} when it was "
+                                "imported (an import of torchrl does): import such libraries inside the tests")
