@@ -304,6 +304,54 @@ def torchrl_ppo() -> str:
                     + _self_described(data, "torchrl_ppo.json"))
 
 
+def _evaluations(evaluations: list[dict[str, Any]]) -> str:
+    """An example's evaluation rows: opponent, seed, games, win rate and its Wilson 95% interval."""
+    rows = [[f"`{e['opponent']}`", str(e["seed"]), str(e["games"]), _pct(e["win_rate"]),
+             f"[{_pct(e['win_rate_ci'][0])}, {_pct(e['win_rate_ci'][1])}]"] for e in evaluations]
+    return _rows(["opponent", "evaluation seed", "games", "win rate", "95% CI"], ["---", "---:", "---:", "---:", "---"],
+                 rows)
+
+
+def cleanrl_ppo() -> str:
+    """examples/cleanrl_ppo.py's default run (benchmarks/cleanrl_speed.py --full)."""
+    data = _load("cleanrl_ppo.json")
+    run = data["full_run"]
+    load = data["speed"]["loadavg_before_each"][-1][0] if data["speed"].get("loadavg_before_each") else NOT_RECORDED
+    return _evaluations(run["evaluations"]) + (
+        f"\n\n(`python examples/cleanrl_ppo.py`: {run['global_step']:,} learner steps in {run['train_seconds']:.0f} s of "
+        f"training, {run['steps_per_second']:,.0f} env steps/s; {run['process_wall_seconds'] / 60:.1f} min wall with the "
+        f"evaluations.) *Measured {data['date']} on {MACHINE}; load: {load} before the run. "
+        f"Command: `{data['command']}`. Figures: `benchmarks/results/cleanrl_ppo.json`.*")
+
+
+def cleanrl_speed() -> str:
+    """The example's env steps/s against configs/default.yaml's, alternating rounds in fresh processes."""
+    data = _load("cleanrl_ppo.json")
+    kinds = data["speed"]["kinds"]
+    labels = {"sb3-default": "`configs/default.yaml` (MaskablePPO, 128 games × 64 steps, 128-wide MLPs, 4 epochs)",
+              "cleanrl": "`examples/cleanrl_ppo.py` defaults (512 games × 32 steps, 64-wide MLPs, 2 epochs)",
+              "cleanrl-sb3-settings": "`examples/cleanrl_ppo.py` with `default.yaml`'s sizes (128 × 64, 128 wide, 4 epochs)"}
+    rows = [[labels.get(name, name), f"{k['median']:,.0f}", " / ".join(f"{r:,.0f}" for r in k["rounds"]),
+             f"{k['ratio_to_sb3_default_median']:.2f}×"] for name, k in kinds.items()]
+    loads = [round(l[0], 1) for l in data["speed"].get("loadavg_before_each", [])]
+    table = _rows(["run", "env steps/s (median)", "rounds", "vs `default.yaml`"], ["---", "---:", "---", "---:"], rows)
+    return table + (f"\n\n*Measured {data['date']} on {MACHINE}; load before each run: "
+                    f"{', '.join(map(str, loads)) or NOT_RECORDED}. Command: `{data['command']}`. "
+                    "Figures: `benchmarks/results/cleanrl_ppo.json`.*")
+
+
+def sb3_vector_example() -> str:
+    """examples/sb3_vector.py's default run (benchmarks/cleanrl_speed.py --sb3-example)."""
+    data = _load("sb3_vector_example.json")
+    run = data["sb3_example"]
+    return _evaluations(run["evaluations"]) + (
+        f"\n\n(`{run['command']}`: {run['global_step']:,} learner steps in {run['train_seconds']:.0f} s of "
+        f"`model.learn`, {run['steps_per_second']:,.0f} env steps/s; {run['process_wall_seconds'] / 60:.1f} min wall "
+        f"with the evaluations.) *Measured {data['date']} on {MACHINE}; load: "
+        f"{run['loadavg_before'][0]} before the run. Command: `{data['command']}`. "
+        "Figures: `benchmarks/results/sb3_vector_example.json`.*")
+
+
 def observation_pieces() -> str:
     """The observation slices, from the one declaration the encoders build from."""
     from allfives_env.encoding import OBSERVATION_PIECES
@@ -334,6 +382,9 @@ TABLES: dict[str, Callable[[], str]] = {
     "throughput": throughput,
     "vector_throughput": vector_throughput,
     "torchrl_ppo": torchrl_ppo,
+    "cleanrl_ppo": cleanrl_ppo,
+    "cleanrl_speed": cleanrl_speed,
+    "sb3_vector_example": sb3_vector_example,
     "observation_pieces": observation_pieces,
     "observation_offsets": observation_offsets,
 }

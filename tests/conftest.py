@@ -15,9 +15,9 @@ import pytest
 
 @pytest.fixture(autouse=True, scope="module")
 def _start_method_unchanged(request: pytest.FixtureRequest) -> Iterator[None]:
-    before = multiprocessing.get_start_method(allow_none=True)
+    before = multiprocessing.get_start_method()  # fixes the platform's default if nothing has yet, as any use does
     yield
-    after = multiprocessing.get_start_method(allow_none=True)
+    after = multiprocessing.get_start_method()
     if after != before:
         multiprocessing.set_start_method(before, force=True)
         pytest.fail(f"{request.module.__name__} changed multiprocessing's start method from {before!r} to {after!r}")
@@ -26,7 +26,7 @@ def _start_method_unchanged(request: pytest.FixtureRequest) -> Iterator[None]:
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Collecting imports every test module: none of them may change the start method at import either."""
     method = multiprocessing.get_start_method(allow_none=True)
-    if method is not None:
+    if method not in (None, multiprocessing.get_all_start_methods()[0]):  # the platform's default is no change
         multiprocessing.set_start_method(None, force=True)
         raise pytest.UsageError(f"a test module changed multiprocessing's start method to {method!r} when it was "
                                 "imported (an import of torchrl does): import such libraries inside the tests")
