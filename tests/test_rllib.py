@@ -11,6 +11,8 @@ import pytest
 pytest.importorskip("ray.rllib")
 pytest.importorskip("torch")
 pytest.importorskip("yaml")
+pytest.importorskip("stable_baselines3")  # the RLlib module reuses the SB3 recipe's torch pieces
+pytest.importorskip("sb3_contrib")
 
 from allfives_env.agents import make_agent  # noqa: E402
 from allfives_env.core import IllegalActionError, Rules  # noqa: E402

@@ -19,6 +19,8 @@ import pytest
 pytest.importorskip("ray.rllib")
 pytest.importorskip("torch")
 pytest.importorskip("yaml")
+pytest.importorskip("stable_baselines3")  # the RLlib module reuses the SB3 recipe's torch pieces
+pytest.importorskip("sb3_contrib")
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ["iterations=1", "ppo.train_batch_size=256", "ppo.minibatch_size=128", "ppo.num_epochs=1",

@@ -13,6 +13,8 @@ import pytest
 pytest.importorskip("ray.rllib")
 pytest.importorskip("torch")
 pytest.importorskip("yaml")
+pytest.importorskip("stable_baselines3")  # the RLlib module reuses the SB3 recipe's torch pieces
+pytest.importorskip("sb3_contrib")
 
 from allfives_env.core import Rules  # noqa: E402
 from allfives_env.core.errors import BatchError  # noqa: E402

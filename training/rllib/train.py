@@ -488,7 +488,9 @@ def run_train_rllib(args: argparse.Namespace) -> int:
     """Run the ``train-rllib`` subcommand; returns the exit status."""
     from allfives_training.train import importable, install_hint
 
-    missing = [m for m in ("ray", "torch", "yaml", "safetensors") if not importable(m)]
+    # the module reuses the SB3 recipe's torch pieces (allfives_training.scorer_policy)
+    missing = [m for m in ("ray", "torch", "yaml", "safetensors", "stable_baselines3", "sb3_contrib")
+               if not importable(m)]
     if missing:
         print(f"allfives train-rllib needs {', '.join(missing)}. {install_hint('rllib')}", file=sys.stderr)
         return 2
