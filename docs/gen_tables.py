@@ -352,6 +352,43 @@ def sb3_vector_example() -> str:
         "Figures: `benchmarks/results/sb3_vector_example.json`.*")
 
 
+def _rllib_run(name_start: str) -> dict[str, Any]:
+    data = _load("rllib_default_run.json")
+    return next(r for r in data["runs"] if r["name"].startswith(name_start))
+
+
+def rllib_default_run() -> str:
+    """``allfives train-rllib`` (configs/rllib_default.yaml as shipped): final evaluation and fresh deals."""
+    data = _load("rllib_default_run.json")
+    run = _rllib_run("2 env runners")
+    rows = [[r["baseline"], str(r["games"]), f"{r['win_rate']:.3f}", f"[{r['win_rate_lo']:.3f}, {r['win_rate_hi']:.3f}]",
+             f"{r['points_per_hand']:.2f}", f"[{r['points_per_hand_lo']:.2f}, {r['points_per_hand_hi']:.2f}]"]
+            for r in run["final_evaluation_seed_12345"]]
+    table = _rows(["baseline", "games", "win rate", "95% CI", "points/hand", "95% CI"],
+                  ["---", "---:", "---:", "---", "---:", "---"], rows)
+    fresh = "; ".join(f"seed {f['seed']}: {_pct(f['win_rate'])} [{_pct(f['win_rate_ci'][0])}, {_pct(f['win_rate_ci'][1])}]"
+                      for f in run["fresh_deals_vs_greedy"])
+    return table + (f"\n\n({run['iterations']} iterations, {run['env_steps']:,} learner steps in "
+                    f"{run['wall_seconds'] / 60:.1f} min wall, start-up and evaluations included, "
+                    f"{run['env_steps_per_second_after_first_iteration']:,.0f} env steps/s after the first iteration. "
+                    f"Against `greedy` on fresh deals, 1000 games each: {fresh}.) *Measured {data['date']} on {MACHINE}; "
+                    f"load: {run['loadavg_before'].split()[0]} before the run. Command: `allfives train-rllib`; fresh "
+                    f"deals: `{data['fresh_deals_command']}`. Figures: `benchmarks/results/rllib_default_run.json`.*")
+
+
+def rllib_throughput() -> str:
+    """Env steps/s of the default RLlib config with 1 and 2 env runners (benchmarks/rllib_throughput.py)."""
+    data = _load("rllib_throughput.json")
+    rows = [[str(r["env_runners"]), str(r["envs_per_runner"]), f"{r['env_steps_per_s']:,.0f}",
+             f"{r['sampling_env_steps_per_s']:,.0f}"] for r in data["rows"]]
+    loads = ", ".join(f"{r['loadavg_1min_before']:.1f}" for r in data["rows"])
+    table = _rows(["env runners", "games per runner", "training iterations (env steps/s)", "sampling alone (env steps/s)"],
+                  ["---:", "---:", "---:", "---:"], rows)
+    return table + (f"\n\n*Measured {data['date']} on {MACHINE}; load before each: {loads}. Command: "
+                    "`python benchmarks/rllib_throughput.py --iterations 8`. Figures: "
+                    "`benchmarks/results/rllib_throughput.json`.*")
+
+
 def observation_pieces() -> str:
     """The observation slices, from the one declaration the encoders build from."""
     from allfives_env.encoding import OBSERVATION_PIECES
@@ -385,6 +422,8 @@ TABLES: dict[str, Callable[[], str]] = {
     "cleanrl_ppo": cleanrl_ppo,
     "cleanrl_speed": cleanrl_speed,
     "sb3_vector_example": sb3_vector_example,
+    "rllib_default_run": rllib_default_run,
+    "rllib_throughput": rllib_throughput,
     "observation_pieces": observation_pieces,
     "observation_offsets": observation_offsets,
 }

@@ -37,6 +37,8 @@ FENCE = re.compile(r"^( *)```(\w*)\n(.*?)^\1```", re.M | re.S)
 EXEMPT: dict[str, str] = {
     "allfives serve --open": "starts a web server that runs until it is stopped (and opens a browser); "
                              "tests/test_serve_*.py test the app and a real server process",
+    "allfives train-rllib": "starts a local Ray and trains configs/rllib_default.yaml (about 6 minutes on 2 "
+        "cores); tests/test_rllib_vector.py trains this config for one tiny iteration",
     "allfives train-rllib --config configs/rllib_selfplay.yaml": "starts a local Ray instance (about a minute "
         "of start-up on 2 cores); tests/test_rllib.py trains this config for one tiny iteration",
     "allfives train-rllib --config configs/rllib_selfplay.yaml --address auto": "needs a running Ray cluster",
