@@ -208,10 +208,12 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--deadline", type=float, default=50.0, help="stop after this many seconds (default 50)")
     parser.add_argument("--json", metavar="F", help="write the summary as JSON here")
     args = parser.parse_args(argv)
+    load = os.getloadavg()[0]  # before the run: what else the machine was doing
     with ServerProcess(max_games=max(100, 2 * args.games)) as server:
         report = run_load(server.url, args.games, tuple(args.opponents), args.target, args.seed, args.deadline)
     summary = {**report.summary(), "command": " ".join(["python", "benchmarks/serve_load.py", *(argv or sys.argv[1:])]),
-               "cpus": os.cpu_count(), "date": time.strftime("%Y-%m-%d")}
+               "cpus": os.cpu_count(), "date": time.strftime("%Y-%m-%d"),
+               "load_at_start": round(load, 2)}
     print(json.dumps(summary, indent=1))
     if args.json:
         with open(args.json, "w", encoding="utf-8") as out:

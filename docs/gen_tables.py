@@ -389,6 +389,19 @@ def rllib_throughput() -> str:
                     "`benchmarks/results/rllib_throughput.json`.*")
 
 
+def serve_load() -> str:
+    """50 web games at once against a real ``allfives serve`` process (benchmarks/serve_load.py)."""
+    data = _load("serve_load.json")
+    rows = [["games played to the end at once", str(data["games"])], ["finished / replays verified",
+             f"{data['finished']} / {data['verified']}"], ["requests (all kinds)", f"{data['requests']:,}"],
+            ["the person's moves", f"{data['moves']:,}"],
+            ["move latency p50 / p95 / p99", f"{data['move_p50_ms']:.1f} / {data['move_p95_ms']:.1f} / "
+                                             f"{data['move_p99_ms']:.1f} ms"],
+            ["requests per second", f"{data['requests_per_second']:,.0f}"]]
+    table = _rows(["", "measured"], ["---", "---:"], rows)
+    return table + "\n\n" + _self_described({**data, "machine": MACHINE}, "serve_load.json")
+
+
 def observation_pieces() -> str:
     """The observation slices, from the one declaration the encoders build from."""
     from allfives_env.encoding import OBSERVATION_PIECES
@@ -424,6 +437,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "sb3_vector_example": sb3_vector_example,
     "rllib_default_run": rllib_default_run,
     "rllib_throughput": rllib_throughput,
+    "serve_load": serve_load,
     "observation_pieces": observation_pieces,
     "observation_offsets": observation_offsets,
 }
