@@ -8,11 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytest.importorskip("ray.rllib")
-pytest.importorskip("torch")
-pytest.importorskip("yaml")
-pytest.importorskip("stable_baselines3")  # the RLlib module reuses the SB3 recipe's torch pieces
-pytest.importorskip("sb3_contrib")
+from rllib_requirements import require_rllib  # noqa: E402
+
+require_rllib()
 
 from allfives_env.agents import make_agent  # noqa: E402
 from allfives_env.core import IllegalActionError, Rules  # noqa: E402

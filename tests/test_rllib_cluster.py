@@ -1,6 +1,6 @@
 """``allfives train-rllib`` leaves nothing behind and scales out: a tiny run as a command ends with a quiet
 stderr and no Ray process left, and a tiny run trains through ``address`` on a two-node Ray cluster
-(``ray.cluster_utils.Cluster``, both nodes on this machine) with one env runner on each node (skipped when
+(``ray.cluster_utils.Cluster``, both nodes on one machine) with one env runner on each node (skipped when
 the [rllib] extra is not installed)."""
 
 from __future__ import annotations
@@ -16,11 +16,9 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("ray.rllib")
-pytest.importorskip("torch")
-pytest.importorskip("yaml")
-pytest.importorskip("stable_baselines3")  # the RLlib module reuses the SB3 recipe's torch pieces
-pytest.importorskip("sb3_contrib")
+from rllib_requirements import require_rllib  # noqa: E402
+
+require_rllib()
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ["iterations=1", "ppo.train_batch_size=256", "ppo.minibatch_size=128", "ppo.num_epochs=1",

@@ -17,9 +17,9 @@ PACKAGE = ROOT / "allfives_env"
 TRAINING = ROOT / "training"
 MAX_MODULE_LINES = 600
 MAX_FUNCTION_LINES = 80
-#: Modules allowed past MAX_MODULE_LINES, with the reason (none today).
+#: Modules allowed past MAX_MODULE_LINES, with the reason (none at present).
 LONG_MODULES: dict[str, str] = {}
-#: Functions allowed past MAX_FUNCTION_LINES, with the reason (none today).
+#: Functions allowed past MAX_FUNCTION_LINES, with the reason (none at present).
 LONG_FUNCTIONS: dict[str, str] = {}
 
 
@@ -204,7 +204,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("command line", ("allfives_env.cli", "allfives_env.cli.*", "allfives_env.__main__")),
 ]
 
-#: Imports that run up the layers today, importer -> imported, each with the reason it is still here.
+#: Imports that run up the layers, importer -> imported, each with the reason it is still here.
 #: Every entry is a defect to remove, not a rule: the test fails once one is gone, so the list shrinks.
 KNOWN_UPWARD_IMPORTS: dict[tuple[str, str], str] = {}
 
