@@ -63,6 +63,7 @@ def measure(config: str, steps: int, overrides: list[str]) -> dict:
 
 def compare(config: str, steps: int, overrides: list[str], kinds: list[str], rounds: int) -> dict:
     """``rounds`` alternating rounds of every vec env kind, each measured in a fresh process."""
+    load = round(os.getloadavg()[0], 2)  # before the first round: what else the machine was doing
     per_kind: dict[str, list[float]] = {k: [] for k in kinds}
     for r in range(rounds):
         for kind in kinds:
@@ -79,7 +80,9 @@ def compare(config: str, steps: int, overrides: list[str], kinds: list[str], rou
     for k, v in summary.items():
         print(f"{k:>8}: median {v['median']:,.0f} env steps/s, {v['ratio_median']:.2f}x {kinds[0]} (median of "
               f"per-round ratios)")
-    return {"config": config, "overrides": overrides, "steps": steps, "kinds": summary}
+    return {"config": config, "overrides": overrides, "steps": steps, "kinds": summary,
+            "command": "python benchmarks/training_speed.py " + " ".join(sys.argv[1:]), "date": time.strftime("%Y-%m-%d"),
+            "load_at_start": load, "cpus": os.cpu_count()}
 
 
 def main() -> int:

@@ -402,6 +402,23 @@ def serve_load() -> str:
     return table + "\n\n" + _self_described({**data, "machine": MACHINE}, "serve_load.json")
 
 
+def training_speed() -> str:
+    """SB3 training with the batch vec env against the worker processes, alternating rounds in fresh processes
+    (benchmarks/training_speed.py --compare batched,batch)."""
+    rows, captions = [], []
+    for file in ("training_speed_compare_default.json", "training_speed_compare_ppo_2p.json"):
+        data = _load(file)
+        kinds = data["kinds"]
+        rows.append([f"`{data['config']}`", f"{kinds['batched']['median']:,.0f}", f"{kinds['batch']['median']:,.0f}",
+                     f"{kinds['batch']['ratio_median']:.2f}×",
+                     " / ".join(f"{b / a:.2f}" for a, b in zip(kinds["batched"]["rounds"], kinds["batch"]["rounds"]))])
+        captions.append(f"`{data['command']}` (load {data['load_at_start']} at the start)")
+    table = _rows(["config", "`batched` (env steps/s, median)", "`batch` (median)", "ratio (median of rounds)",
+                   "ratio per round"], ["---", "---:", "---:", "---:", "---"], rows)
+    return table + (f"\n\n*Measured {data['date']} on {MACHINE}, learning alone, {data['steps']:,} env steps a round. "
+                    f"Commands: {'; '.join(captions)}. Figures: `benchmarks/results/training_speed_compare_*.json`.*")
+
+
 def observation_pieces() -> str:
     """The observation slices, from the one declaration the encoders build from."""
     from allfives_env.encoding import OBSERVATION_PIECES
@@ -438,6 +455,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "rllib_default_run": rllib_default_run,
     "rllib_throughput": rllib_throughput,
     "serve_load": serve_load,
+    "training_speed": training_speed,
     "observation_pieces": observation_pieces,
     "observation_offsets": observation_offsets,
 }
