@@ -115,14 +115,19 @@ def _rows(header: list[str], align: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
+def _final_rows(results: list[dict[str, Any]]) -> str:
+    """A training run's final evaluation (rows of allfives_training.report.history_row), as the run prints it."""
+    rows = [[r["baseline"], str(r["games"]), f"{r['win_rate']:.3f}", f"[{r['win_rate_lo']:.3f}, {r['win_rate_hi']:.3f}]",
+             f"{r['points_per_hand']:.2f}", f"[{r['points_per_hand_lo']:.2f}, {r['points_per_hand_hi']:.2f}]"]
+            for r in results]
+    return _rows(["baseline", "games", "win rate", "95% CI", "points/hand", "95% CI"],
+                 ["---", "---:", "---:", "---", "---:", "---"], rows)
+
+
 def default_run() -> str:
     """The front page's headline table: the default training run's final evaluation."""
     data = _load("default_run_evaluation.json")
-    rows = [[r["baseline"], str(r["games"]), f"{r['win_rate']:.3f}", f"[{r['win_rate_lo']:.3f}, {r['win_rate_hi']:.3f}]",
-             f"{r['points_per_hand']:.2f}", f"[{r['points_per_hand_lo']:.2f}, {r['points_per_hand_hi']:.2f}]"]
-            for r in data["results"]]
-    table = _rows(["baseline", "games", "win rate", "95% CI", "points/hand", "95% CI"],
-                  ["---", "---:", "---:", "---", "---:", "---"], rows)
+    table = _final_rows(data["results"])
     return table + (f"\n\n*Measured {data['date']} on {data['machine']}; load: {data['load']}. Command: "
                     f"`{data['command']}` ({data['steps']:,} steps, {data['wall_minutes']} min wall, "
                     f"{data['learning_minutes']} of them learning at {data['env_steps_per_second']:,} env steps/s; "
@@ -361,11 +366,7 @@ def rllib_default_run() -> str:
     """``allfives train-rllib`` (configs/rllib_default.yaml as shipped): final evaluation and fresh deals."""
     data = _load("rllib_default_run.json")
     run = _rllib_run("2 env runners")
-    rows = [[r["baseline"], str(r["games"]), f"{r['win_rate']:.3f}", f"[{r['win_rate_lo']:.3f}, {r['win_rate_hi']:.3f}]",
-             f"{r['points_per_hand']:.2f}", f"[{r['points_per_hand_lo']:.2f}, {r['points_per_hand_hi']:.2f}]"]
-            for r in run["final_evaluation_seed_12345"]]
-    table = _rows(["baseline", "games", "win rate", "95% CI", "points/hand", "95% CI"],
-                  ["---", "---:", "---:", "---", "---:", "---"], rows)
+    table = _final_rows(run["final_evaluation_seed_12345"])
     fresh = "; ".join(f"seed {f['seed']}: {_pct(f['win_rate'])} [{_pct(f['win_rate_ci'][0])}, {_pct(f['win_rate_ci'][1])}]"
                       for f in run["fresh_deals_vs_greedy"])
     return table + (f"\n\n({run['iterations']} iterations, {run['env_steps']:,} learner steps in "
