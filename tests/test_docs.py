@@ -112,6 +112,29 @@ def test_every_exemption_names_a_documented_command() -> None:
     assert not set(EXEMPT) - set(commands), "exempt commands no page shows any more"
 
 
+#: What each example needs besides the core (its smoke run is skipped, with the reason, without it).
+EXAMPLE_NEEDS = {"cleanrl_ppo.py": ("torch", "tyro"), "sb3_vector.py": ("torch", "sb3_contrib"),
+                 "torchrl_ppo.py": ("torch", "torchrl")}
+
+
+def readme_example_commands() -> list[str]:
+    """Every ``python examples/...`` line of the README's bash blocks (written at test sizes)."""
+    return [line.split(" #")[0].strip() for block in _blocks(README, "bash") for line in block.splitlines()
+            if line.startswith("python examples/")]
+
+
+@pytest.mark.parametrize("command", readme_example_commands())
+def test_the_readmes_example_commands_run_as_written(command: str) -> None:
+    script = command.split()[1].split("/")[-1]
+    missing = [m for m in EXAMPLE_NEEDS[script] if importlib.util.find_spec(m) is None]
+    if missing:
+        pytest.skip(f"{script} needs {', '.join(missing)}: pip install -e '.[train,examples]'")
+    done = subprocess.run([sys.executable, *shlex.split(command)[1:]], cwd=ROOT, capture_output=True, text=True,
+                          timeout=600, env={**os.environ, "MPLBACKEND": "Agg"})
+    assert done.returncode == 0, (done.stdout + done.stderr)[-2000:]
+    assert re.search(r"vs (greedy|random) \(seed \d+", done.stdout), done.stdout[-2000:]
+
+
 def test_every_documented_command_runs(tmp_path: Path) -> None:
     """Each command in one scratch directory with the repository's configs, in page order, duplicates once."""
     (tmp_path / "configs").symlink_to(ROOT / "configs")
