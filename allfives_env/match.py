@@ -207,6 +207,25 @@ def _check_seats(rules: Rules, agents: Sequence[Agent], agent_seeds: Optional[Se
         raise AgentError(f"need one agent seed per seat: {rules.num_players}, got {len(agent_seeds)}")
 
 
+def warm_up(agent: Agent, rules: Rules, seat: int) -> None:
+    """One untimed move of ``agent`` in ``seat`` of a fixed game (the other seats play their first legal
+    action), then a reset: what an agent's first move costs once, such as compiling a search's kernels on a
+    cold numba cache, must not be charged to a timed move. An agent error is raised as in a game."""
+    game = Game(rules, 0)
+    while not game.over and game.current != seat:
+        game.step(game.legal[0])
+    try:
+        agent.reset(0)
+        if not game.over:
+            agent.act((OracleView if agent.uses_hidden_information else PlayerView)(game, seat))
+        agent.reset(None)
+    except AllFivesError:
+        raise
+    except Exception as exc:
+        raise AgentError(f"agent {agent.spec()} in seat {seat} failed before the match, on a warm-up move: "
+                         f"{_described(exc)}") from exc
+
+
 def play_game(
     rules: Rules,
     agents: Sequence[Agent],

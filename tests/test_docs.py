@@ -51,9 +51,7 @@ TRAIN_SHRINK = ["--set", "total_steps=1", "--set", "evaluation.games=2", "--set"
                 "--set", "evaluation.at_start=false", "--set", "evaluation.processes=1",
                 "--set", "output.tensorboard=false", "--set", "output.plot=false", "--set", "output.progress=false"]
 #: option -> the value a test uses (games per match-up or pair, worker processes)
-OPTION_SHRINK = {"--games": "2", "--processes": "1", "--bootstrap": "50",
-                 # the limit counts the compilation of a search's kernels on a cold cache (up to a minute)
-                 "--move-time-limit": "300"}
+OPTION_SHRINK = {"--games": "2", "--processes": "1", "--bootstrap": "50"}
 #: a searched move of OpenSpiel's Python ISMCTS at 100 simulations takes about 0.15 s; 5 keep a game short
 SPEC_SHRINK = [(re.compile(r"(openspiel-(?:ismcts|mcts)\S*?sims=)\d+"), r"\g<1>5")]
 

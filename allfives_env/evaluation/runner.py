@@ -36,7 +36,7 @@ from typing import Any, Iterator, Optional, Sequence, TextIO
 from ..agents import Agent, AgentError, make_agent
 from ..core.errors import AllFivesError
 from ..core.rules import Rules
-from ..match import play_game, stop_process_on_native_overrun
+from ..match import play_game, stop_process_on_native_overrun, warm_up
 from ..parent_watch import exit_with_parent
 from .errors import WorkerDiedError
 from .results import GameRecord
@@ -119,6 +119,8 @@ def _play_set(task: _Task, rules: Rules, cache: dict[tuple[str, int], Agent],
             key = (specs[who], seat)
             if key not in cache:
                 cache[key] = make_agent(specs[who])
+                if move_time_limit is not None:  # its first move may compile kernels: not a timed move
+                    warm_up(cache[key], rules, seat)
             agents.append(cache[key])
         result = play_game(rules, agents, seed=game_seed, deal_seed=deal_seed,
                            agent_seeds=agent_seeds(seed, set_index, g, n), move_time_limit=move_time_limit)
