@@ -186,15 +186,13 @@ class AllFivesVectorEnv(gymnasium.vector.VectorEnv):
                 actions[chosen] = self.pool.act(k, batch, chosen)[chosen]
             batch.step(actions)
 
-    def _redeal_finished(self) -> np.ndarray:
+    def _redeal_finished(self) -> None:
         """Deal new episodes to the finished games until every game waits for the learner (a game can end
-        before the learner's first decision in a one-hand episode); the games that were restarted."""
-        restarted_any = np.zeros(self.num_envs, dtype=bool)
+        before the learner's first decision in a one-hand episode)."""
         while True:
             restarted = self.batch.reset_done()
             if not restarted.any():
-                return restarted_any
-            restarted_any |= restarted
+                return
             self._deal(np.flatnonzero(restarted))
             self._play_opponents()
 
