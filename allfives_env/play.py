@@ -17,14 +17,15 @@ import os
 import secrets
 import sys
 import tempfile
+import time
 from pathlib import Path
-from typing import Optional, Sequence, TextIO
+from typing import Optional, Sequence, TextIO, Union
 
 import numpy as np
 
 from .agents.base import Agent, OracleView, PlayerView
 from .agents.registry import AgentError, check_agent_rules, make_agent
-from .core.actions import action_name, parse_action
+from .core.actions import move_name, parse_action
 from .core.errors import IllegalActionError, RulesError, short_repr
 from .core.game import Game
 from .core.replay import save_replay
@@ -35,13 +36,26 @@ from .narrate import Narrator
 from .paths import check_output
 from .render import render_text
 
-__all__ = ["DEFAULT_REPLAY", "play_terminal"]
+__all__ = ["DEFAULT_REPLAY", "GAMES_FOLDER", "games_folder_path", "play_terminal"]
 
-HELP = "type a move's number or its name (e.g. 6-4@E, or draw), ? to show the table again, q to stop and save"
+HELP = ("type a move's number or its name (e.g. 6-4@E, 3-0 lead, or draw), ? to show the table and your moves "
+        "again, q to stop and save")
 #: The longest line read as a move; anything longer re-prompts without being echoed.
 MAX_LINE = 40
-#: Where the game is saved unless told otherwise.
-DEFAULT_REPLAY = "allfives_game.json"
+#: The folder a game is saved in unless told where (a new file each game, named by its start time and seed),
+#: so that playing in a checkout leaves one ignored folder rather than files beside the sources.
+GAMES_FOLDER = "games"
+
+
+class _SaveInGamesFolder:
+    """The default of ``play_terminal``'s ``replay_path``: a new file under :data:`GAMES_FOLDER`."""
+
+    def __repr__(self) -> str:
+        return f"DEFAULT_REPLAY (a new file under {GAMES_FOLDER}/)"
+
+
+#: Save the game as a new file under :data:`GAMES_FOLDER` (the default); a path saves there, None does not save.
+DEFAULT_REPLAY = _SaveInGamesFolder()
 #: A seed picked for the person (it is printed, to play the same deals again) is below this.
 FRESH_SEED_LIMIT = 2**31
 #: What stops the game when typed at the prompt, and what shows the help and the table again.
@@ -66,7 +80,7 @@ def _opponents(rules: Rules, human: int, specs: Sequence[str], seed: int) -> dic
     return bots
 
 
-def _read_move(text: str, legal: list[int], tiles: TileSet) -> tuple[Optional[int], str]:
+def _read_move(text: str, legal: list[int], tiles: TileSet, lead: bool) -> tuple[Optional[int], str]:
     """(the legal action ``text`` names, "") or (None, why not)."""
     if len(text) > MAX_LINE:
         return None, f"that line is {len(text)} characters long, too long for a move; {HELP}"
@@ -85,17 +99,23 @@ def _read_move(text: str, legal: list[int], tiles: TileSet) -> tuple[Optional[in
         return None, f"{exc}; {HELP}"
     if action in legal:
         return action, ""
-    return None, (f"{action_name(action, tiles)} is not legal now; legal: "
-                  f"{', '.join(action_name(a, tiles) for a in legal)}")
+    return None, (f"{move_name(action, tiles, lead)} is not legal now; legal: "
+                  f"{', '.join(move_name(a, tiles, lead) for a in legal)}")
+
+
+def _moves_line(legal: list[int], tiles: TileSet, lead: bool) -> str:
+    """The numbered list of legal moves, a lead named as one (``3-0 lead``), not by an end it has not got."""
+    return "Your moves: " + "  ".join(f"{i}) {move_name(a, tiles, lead)}" for i, a in enumerate(legal, 1))
 
 
 def _choose(game: Game, seat: int, names: list[str], inp: TextIO, out: TextIO) -> Optional[int]:
     """Ask the person for a move until they give a legal one; None to stop (q, end of input)."""
     legal = game.legal_actions()
     tiles = game.tiles
+    lead = game.board.size == 0
     print("", file=out)
     print(render_text(game, seat, names), file=out)
-    print("Your moves: " + "  ".join(f"{i}) {action_name(a, tiles)}" for i, a in enumerate(legal, 1)), file=out)
+    print(_moves_line(legal, tiles, lead), file=out)
     while True:
         print("your move> ", end="", file=out, flush=True)
         try:
@@ -112,11 +132,12 @@ def _choose(game: Game, seat: int, names: list[str], inp: TextIO, out: TextIO) -
         if text in HELP_WORDS:
             print(HELP, file=out)
             print(render_text(game, seat, names), file=out)
+            print(_moves_line(legal, tiles, lead), file=out)
             continue
         if not text:
             print(f"(nothing typed) {HELP}", file=out)
             continue
-        action, why = _read_move(text, legal, tiles)
+        action, why = _read_move(text, legal, tiles, lead)
         if action is not None:
             return action
         print(why, file=out)
@@ -135,18 +156,37 @@ def _save(game: Game, replay_path: str, seed: int, out: TextIO) -> None:
           f"{Path(path).with_suffix('.html')})", file=out)
 
 
+def games_folder_path(seed: int, folder: Union[str, Path] = GAMES_FOLDER) -> str:
+    """A path for a new game's replay under ``folder``, named by the local start time and the seed
+    (``games/allfives_20261203-214500_seed42.json``), never one that exists already; the folder is made
+    here, so that a folder that cannot be made fails before the game, not after it."""
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise NotADirectoryError(f"cannot save the game under {folder}/: {folder} is a file (give --save PATH)")
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = f"allfives_{time.strftime('%Y%m%d-%H%M%S')}_seed{seed}"
+    path, n = folder / f"{stem}.json", 2
+    while path.exists():
+        path, n = folder / f"{stem}_{n}.json", n + 1
+    return str(path)
+
+
 def play_terminal(rules: Rules, opponents: Sequence[str], seat: int = 0, seed: Optional[int] = None,
-                  replay_path: Optional[str] = DEFAULT_REPLAY, inp: Optional[TextIO] = None,
+                  replay_path: Union[str, None, _SaveInGamesFolder] = DEFAULT_REPLAY, inp: Optional[TextIO] = None,
                   out: Optional[TextIO] = None) -> Game:
     """Play a game with a person at ``seat`` (reading ``inp``, writing ``out``) against ``opponents``
     (agent specs, one per other seat in seat order, repeated if fewer); returns the game. The game is
-    saved to ``replay_path`` (None: not saved) when it ends or is stopped."""
+    saved when it ends or is stopped: by default as a new file under :data:`GAMES_FOLDER`, else to
+    ``replay_path`` (None: not saved)."""
     inp = _stdin() if inp is None else inp
     out = sys.stdout if out is None else out
     seat = _check_seat(rules, seat)
     seed = check_seed(secrets.randbelow(FRESH_SEED_LIMIT) if seed is None else seed, allow_none=False)
-    check_output(replay_path, "--replay")
+    if not isinstance(replay_path, _SaveInGamesFolder):
+        check_output(replay_path, "--save")
     bots = _opponents(rules, seat, opponents, seed)
+    if isinstance(replay_path, _SaveInGamesFolder):  # only now that nothing else can refuse the game
+        replay_path = games_folder_path(seed)
     names = [f"player_{s}" for s in range(rules.num_players)]
     names[seat] = f"player_{seat} (you)"
     for s, bot in bots.items():

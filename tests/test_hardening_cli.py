@@ -189,8 +189,9 @@ BAD = [
     (["evaluate", "greedy", "random", "--json", "no/such/r.json"], ["--json", "no/such"]),
     (["tournament", "greedy", "random", "--csv", "no/such/r.csv"], ["--csv", "no/such"]),
     (["evaluate", "greedy", "random", "--save-games", "plain.txt"], ["--save-games", "plain.txt"]),
-    (["play", "--replay", "a_dir"], ["--replay", "a_dir"]),
-    (["play", "--replay", "no/such/g.json"], ["--replay", "no/such"]),
+    (["play", "--save", "a_dir"], ["--save", "a_dir"]),
+    (["play", "--replay", "a_dir"], ["--save", "a_dir"]),  # the older spelling of --save
+    (["play", "--save", "no/such/g.json"], ["--save", "no/such"]),
     # --- argparse's own
     (["demo", "--bogus"], ["unrecognized arguments"]),
     (["nosuchcommand"], ["invalid choice"]),
@@ -211,7 +212,8 @@ def test_bad_command_lines_get_a_clean_error(argv: list[str], fragments: list[st
     assert len(message[0]) < 2000, "the message must be one readable line"
     if argv[:1] == ["play"]:
         assert "your move" not in out, "refused only after the game had started"
-    assert not Path("allfives_game.json").exists(), "a refused command must not write a game"
+    assert not Path("allfives_game.json").exists() and not Path("games").exists(), \
+        "a refused command must not write a game"
 
 
 # ---------------------------------------------------------------------------------------------- defect 1

@@ -213,3 +213,56 @@ def test_the_command_refuses_a_policy_for_other_rules_before_the_first_move(tmp_
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "num_players=2" in done.stderr and "your move" not in done.stdout
     assert not (tmp_path / "p.json").exists()
+
+
+# ---------------------------------------------------------------------------------------------- what a person sees
+def _seed_where_the_person_leads() -> int:
+    """A seed whose first prompt is a lead: the table is empty when the person is asked."""
+    from allfives_env.core.game import Game
+
+    for seed in range(200):
+        game = Game(Rules(num_players=2), seed)
+        if game.current == 0 and game.board.size == 0:
+            return seed
+    raise AssertionError("no seed in 0..199 lets seat 0 lead")
+
+
+def test_a_lead_is_shown_and_read_as_a_lead() -> None:
+    """On an empty table a move has no end: it is listed as ``3-0 lead``, not ``3-0@W``, and that name (or
+    its number) plays it; after ``?`` the numbered moves are listed again."""
+    seed = _seed_where_the_person_leads()
+    out = io.StringIO()
+    game = play_terminal(Rules(num_players=2), ["greedy"], seat=0, seed=seed, replay_path=None,
+                         inp=io.StringIO("?\nq\n"), out=out)
+    text = out.getvalue()
+    first = next(line for line in text.splitlines() if line.startswith("Your moves: "))
+    assert " lead" in first and "@" not in first, first
+    assert text.count("Your moves: ") == 2, "? lists the numbered moves again"
+    name = first.split("1) ")[1].split("  ")[0]
+    out = io.StringIO()
+    typed = play_terminal(Rules(num_players=2), ["greedy"], seat=0, seed=seed, replay_path=None,
+                          inp=io.StringIO(f"{name}\nq\n"), out=out)
+    numbered = play_terminal(Rules(num_players=2), ["greedy"], seat=0, seed=seed, replay_path=None,
+                             inp=io.StringIO("1\nq\n"), out=io.StringIO())
+    assert [str(e) for e in typed.events] == [str(e) for e in numbered.events] != [str(e) for e in game.events]
+
+
+def test_the_command_saves_under_the_games_folder_by_default(tmp_path: Path) -> None:
+    """Without ``--save`` a game goes to a new file under ``games/`` (ignored by git), not beside the sources."""
+    for _ in range(2):  # two games with the same seed get two files
+        done = subprocess.run([sys.executable, "-m", "allfives_env", "play", "--opponents", "greedy", "--seed", "3"],
+                              input="1\nq\n", capture_output=True, text=True, timeout=120, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+    saved = sorted((tmp_path / "games").glob("allfives_*_seed3*.json"))
+    assert len(saved) == 2 and [p.name for p in tmp_path.iterdir()] == ["games"]
+    assert all(load_replay(p) is not None for p in saved)
+    assert f"Game saved to games/{saved[0].name}" in done.stdout or f"games/{saved[1].name}" in done.stdout
+    path = tmp_path / "mine.json"
+    done = subprocess.run([sys.executable, "-m", "allfives_env", "play", "--opponents", "greedy", "--seed", "3",
+                           "--save", str(path)], input="q\n", capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and load_replay(path) is not None
+    from allfives_env.play import games_folder_path
+
+    (tmp_path / "taken").write_text("a file, not a folder")
+    with pytest.raises(NotADirectoryError, match="is a file"):
+        games_folder_path(3, tmp_path / "taken")

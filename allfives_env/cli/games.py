@@ -19,7 +19,7 @@ from ..core.seeds import check_seed
 from ..encoding import observation_table
 from ..narrate import Narrator
 from ..paths import check_output
-from ..play import DEFAULT_REPLAY, play_terminal
+from ..play import DEFAULT_REPLAY, GAMES_FOLDER, play_terminal
 from ..render import render_text
 from ..viewer import write_replay_html
 from .options import add_shared_options, rules_for
@@ -111,8 +111,9 @@ def add_play_parser(sub: Any) -> None:
                                    "(ppo-2p, ppo:path=FILE.npz). Moves by number or name (6-4@E); the game is "
                                    "saved as a replay at the end or when stopped (q, Ctrl-C, end of input).")
     add_shared_options(p, "target=150", seeds="the deals", seed_default=None, before_seed=_add_seat_options)
-    p.add_argument("--replay", default=DEFAULT_REPLAY, metavar="PATH",
-                   help=f"where to save the game (default {DEFAULT_REPLAY})")
+    p.add_argument("--save", "--replay", dest="save", default=None, metavar="PATH",
+                   help=f"where to save the game (default: a new file under {GAMES_FOLDER}/, named by the time and "
+                        f"the seed)")
     p.add_argument("--no-save", action="store_true", help="do not save the game")
     p.set_defaults(handler=_play)
 
@@ -125,5 +126,5 @@ def _add_seat_options(p: argparse.ArgumentParser) -> None:
 
 def _play(args: argparse.Namespace) -> int:
     play_terminal(rules_for(args), args.opponents, seat=args.seat, seed=args.seed,
-                  replay_path=None if args.no_save else args.replay)
+                  replay_path=None if args.no_save else (DEFAULT_REPLAY if args.save is None else args.save))
     return 0

@@ -1,7 +1,7 @@
 """Action ids: ``action = tile_id * 4 + slot`` (slot 0=W, 1=E, 2=N, 3=S; a lead uses slot 0).
 
 Under ``may_draw_when_able`` one more id, ``tile_count * 4``, means "draw a tile". Names look like
-``6-4@E`` (higher pip first) and ``draw``; :func:`parse_action` reads them back, so error messages and
+``6-4@E`` (higher pip first) and ``draw``; a person is shown a lead as ``3-0 lead`` (:func:`move_name`); :func:`parse_action` reads them back, so error messages and
 logs can be pasted into code.
 """
 
@@ -18,6 +18,8 @@ from .tiles import TileSet
 from .values import is_integer
 
 DRAW_NAME = "draw"
+#: The word after a tile that names a lead (the first tile of a hand, on an empty table, has no end).
+LEAD_WORD = "lead"
 
 
 def is_action_id(value: Any, count: int) -> bool:
@@ -56,8 +58,20 @@ def action_name(action: int, tiles: TileSet) -> str:
     return f"{tiles.name(tile)}@{SLOT_NAMES[slot]}"
 
 
+def move_name(action: int, tiles: TileSet, lead: bool) -> str:
+    """What a person is shown for ``action``: ``"3-0 lead"`` when it opens the hand (``lead``: the table is
+    empty, so the slot means nothing and ``3-0@W`` would name an end that does not exist yet), else
+    :func:`action_name`. :func:`parse_action` reads both forms back."""
+    if lead and action != tiles.size * 4:
+        tile, _ = decode_action(action)
+        if 0 <= tile < tiles.size:
+            return f"{tiles.name(tile)} {LEAD_WORD}"
+    return action_name(action, tiles)
+
+
 def parse_action(text: Union[str, int], tiles: TileSet) -> int:
-    """The id of ``"6-4@E"``, ``"4-6@e"`` or ``"draw"``; an int passes through after a range check."""
+    """The id of ``"6-4@E"``, ``"4-6@e"``, ``"draw"`` or a lead ``"3-0 lead"`` (the id of ``3-0@W``: a lead
+    uses slot 0); an int passes through after a range check."""
     if isinstance(text, int):
         if not 0 <= text <= tiles.size * 4:
             raise IllegalActionError(f"action {text} is out of range 0..{tiles.size * 4}")
@@ -65,8 +79,15 @@ def parse_action(text: Union[str, int], tiles: TileSet) -> int:
     t = text.strip()
     if t.lower() == DRAW_NAME:
         return tiles.size * 4
+    words = t.split()
+    if len(words) == 2 and words[1].lower() == LEAD_WORD:
+        try:
+            return tiles.parse(words[0]) * 4
+        except ValueError as exc:
+            raise IllegalActionError(f"cannot read action {text!r}: {exc}") from None
     if "@" not in t:
-        raise IllegalActionError(f"cannot read action {text!r}: write 'a-b@END' with END one of W, E, N, S, or 'draw'")
+        raise IllegalActionError(f"cannot read action {text!r}: write 'a-b@END' with END one of W, E, N, S, "
+                                 f"'a-b lead' for a lead, or 'draw'")
     tile_text, slot_text = t.split("@", 1)
     slot_text = slot_text.strip().upper()
     if slot_text not in SLOT_NAMES:
