@@ -258,3 +258,19 @@ def test_same_config_and_seed_rebuild_the_same_weights(tmp_path: Path) -> None:
     assert weights[0].keys() == weights[1].keys() and "scorer_0_weight" in weights[0]
     assert all(np.array_equal(weights[0][k], weights[1][k]) for k in weights[0])
     assert not all(np.array_equal(weights[0][k], weights[2][k]) for k in weights[0])  # the seed matters
+
+
+def test_the_progress_bar_says_what_the_run_is_doing_before_its_first_step(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Before the first step is counted (the evaluation at step 0, the first rollout, where the kernels
+    compile on a fresh install) the bar names what is happening instead of sitting silently at 0%."""
+    train(TINY, run_dir=str(tmp_path / "run"), progress=True,
+          overrides=["total_steps=256", "vec_env=dummy", "league.enabled=false", "evaluation.every=0",
+                     "evaluation.final_games=2", "output.tensorboard=false", "output.plot=false"])
+    captured = capsys.readouterr()
+    assert "evaluating the untrained policy first: 4 games against each of random, greedy" in captured.out
+    bar = captured.err
+    assert "tiny [evaluating vs random, 1/2]" in bar and "tiny [evaluating vs greedy, 2/2]" in bar
+    assert "tiny [collecting the first rollout]" in bar
+    later = bar.rsplit("[collecting the first rollout]", 1)[1]
+    assert "tiny:" in later and "256/256" in later, "after the first rollout the bar counts steps under the name"

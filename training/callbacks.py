@@ -22,6 +22,7 @@ class RunCallback(BaseCallback):
         self.pbar: Optional[Any] = None
         self._shown = 0
         self.overhead = 0.0  # seconds spent in between_rollouts
+        self._rollouts_done = False  # until the first rollout ends, the bar says it is collecting one
 
     def _on_training_start(self) -> None:
         if self.progress:
@@ -36,6 +37,13 @@ class RunCallback(BaseCallback):
         t0 = time.perf_counter()
         self.trainer.between_rollouts(self.model.num_timesteps)
         self.overhead += time.perf_counter() - t0
+        if not self._rollouts_done:
+            self.set_phase("collecting the first rollout")
+
+    def _on_rollout_end(self) -> None:
+        if not self._rollouts_done:
+            self._rollouts_done = True
+            self.set_phase(None)
 
     def _on_step(self) -> bool:
         if self.pbar is not None:
@@ -50,6 +58,14 @@ class RunCallback(BaseCallback):
             self.pbar.write(text, file=self.trainer.out)
         else:
             print(text, file=self.trainer.out, flush=True)
+
+    def set_phase(self, text: Optional[str]) -> None:
+        """Show what the run is doing while no step is counted (an evaluation, the first compile), in the
+        bar's description, drawn now: a bar that sits at the same count for a minute with nothing moving
+        reads as a hang. ``None`` puts back the run's name alone."""
+        if self.pbar is not None:
+            name = self.trainer.name
+            self.pbar.set_description_str(name if text is None else f"{name} [{text}]", refresh=True)
 
     def set_postfix(self, text: str) -> None:
         if self.pbar is not None:

@@ -267,14 +267,21 @@ class Trainer:
         games = ev.final_games if final else ev.games
         if final:  # thousands of games: say so, and show a bar, rather than a minute of silence
             self._say(f"final evaluation: {games:,} games against each of {', '.join(ev.baselines)}")
+        elif step == 0:  # before the first step: the bar has nothing to count yet, so say what the wait is
+            self._say(f"evaluating the untrained policy first: {games:,} games against each of "
+                      f"{', '.join(ev.baselines)} (evaluation.at_start; the first one also loads the agents)")
         rows = []
-        for baseline in ev.baselines:
+        for i, baseline in enumerate(ev.baselines, 1):
+            if self.callback is not None:
+                self.callback.set_phase(f"evaluating vs {baseline}, {i}/{len(ev.baselines)}")
             match = evaluate([f"ppo:path={path}", baseline], self.rules, games=games, seed=ev.seed,
                              processes=ev.processes, progress=final and bool(self.progress))
             rows.append(history_row(step, baseline, match, final))
             if final and ev.replays:
                 save_sample_games([f"ppo:path={path}", baseline], self.rules,
                                   self.run_dir / "replays" / tag(baseline), ev.replays, seed=ev.seed)
+        if self.callback is not None:
+            self.callback.set_phase(None)
         self.history = [r for r in self.history if not (r["step"] == step and r["final"] == final)] + rows
         if not final:
             self.last_eval = step
