@@ -225,3 +225,26 @@ def test_site_builds_strict(tmp_path: Path) -> None:
     assert "Worked examples" in (site / "rules" / "index.html").read_text()
     assert 'id="allfives_env.core.rules.Rules"' in (site / "api" / "index.html").read_text()
     assert (site / "benchmarks" / "ppo_2p_learning_curve.png").is_file()
+
+
+def _requirement_name(requirement: str) -> str:
+    """``ray[rllib]==2.60.*`` -> ``ray``; ``allfives-env[play,examples,docs]`` -> the extras it names."""
+    match = re.match(r"allfives-env\[([^\]]+)\]", requirement)
+    if match:
+        return " ".join(f"`{extra.strip()}`" for extra in match.group(1).split(","))
+    return re.split(r"[\[<>=!~; ]", requirement, maxsplit=1)[0].lower().replace("_", "-")
+
+
+def test_the_installation_pages_extras_table_names_what_each_extra_installs() -> None:
+    """Every extra of pyproject.toml has a row on the installation page, and the row names every package
+    (and every other extra) it installs: a list written by hand drifts when an extra grows."""
+    import tomllib
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    rows = {m.group(1): m.group(2).lower().replace("_", "-")
+            for m in re.finditer(r"^\| `(\w+)` \| ([^|]+) \|", (ROOT / "docs" / "installation.md").read_text(), re.M)}
+    assert set(rows) == set(extras), "one row per extra"
+    for extra, requirements in extras.items():
+        for requirement in requirements:
+            for name in _requirement_name(requirement).split():
+                assert name in rows[extra], f"the `{extra}` row does not name {name}"
