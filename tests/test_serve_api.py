@@ -24,6 +24,7 @@ from allfives_env.core import Game, Rules
 from allfives_env.core.replay import load_replay
 from allfives_env.serve import create_app
 from allfives_env.serve.schemas import MAX_BODY
+from allfives_env.serve.schemas import SettingsError
 from allfives_env.serve.sessions import SessionStore
 
 
@@ -169,22 +170,24 @@ def test_games_are_isolated_and_survive_a_reload(client: TestClient) -> None:
 
 def test_the_store_caps_and_expires_games() -> None:
     now = [0.0]
-    store = SessionStore(cap=2, expiry=60, clock=lambda: now[0])
-    app = create_app()
-    app.state.store = store
+    app = create_app(cap=2, expiry=60, active=10, clock=lambda: now[0])
+    store = app.state.store
     with TestClient(app) as client:
         first, second = new_game(client), new_game(client)
-        client.get(f"/api/games/{first['id']}")  # first is now the most recently used
+        now[0] = 20.0  # both idle now
+        client.get(f"/api/games/{first['id']}")  # first is being played again
         third = new_game(client)
         assert len(store) == 2
-        assert client.get(f"/api/games/{second['id']}").status_code == 404  # the least recently used went
-        now[0] = 61.0
+        assert client.get(f"/api/games/{second['id']}").status_code == 404  # the idle one made room
+        now[0] = 81.0
         r = client.get(f"/api/games/{third['id']}")
         assert r.status_code == 404 and "dropped" in r.json()["error"] and len(store) == 0
-    with pytest.raises(ValueError):
+    with pytest.raises(SettingsError):
         SessionStore(cap=0)
-    with pytest.raises(ValueError):
+    with pytest.raises(SettingsError):
         SessionStore(expiry=float("nan"))
+    with pytest.raises(SettingsError):
+        SessionStore(active=0)
 
 
 def test_two_moves_at_once_for_one_game_one_is_refused(client: TestClient) -> None:
@@ -257,9 +260,10 @@ def test_malformed_bodies_get_a_4xx_json_error(client: TestClient, body: bytes, 
     ({"opponents": ["ppo:path=/etc/passwd"]}, 422, "without parameters"),
     ({"opponents": ["pimc:samples=1000000000"]}, 422, "without parameters"),
     ({"opponents": ["oracle"]}, 422, "not offered"), ({"opponents": ["ppo-3p"]}, 422, "not offered"),
-    ({"rules": {"target": -1}}, 422, "target"), ({"rules": {"nope": 1}}, 422, "nope"),
+    ({"rules": {"target": -1}}, 400, "target"),
+    ({"rules": {"target": 1001}}, 400, "1 to 1000"), ({"rules": {"max_hands": 51}}, 400, "1 to 50"), ({"rules": {"nope": 1}}, 422, "nope"),
     ({"rules": {"target": [1]}}, 400, "target"), ({"rules": {"num_players": 3}}, 400, "players"),
-    ({"rules": {"max_hands": None}}, 422, "max_hands"), ({"rules": "x"}, 400, "rules"),
+    ({"rules": {"max_hands": None}}, 400, "max_hands"), ({"rules": "x"}, 400, "rules"),
     ({"seed": -1}, 400, "seed"), ({"seed": 2**64}, 400, "seed"), ({"partnership": "yes"}, 400, "partnership"),
     ({"players": 2, "partnership": True}, 422, "partnership"), ({"colour": "red"}, 400, "unknown field"),
 ])

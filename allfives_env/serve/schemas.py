@@ -15,7 +15,8 @@ from typing import Any, AsyncIterator, Optional
 from ..core.errors import AllFivesError, short_repr
 from ..core.seeds import MAX_SEED
 
-__all__ = ["MAX_BODY", "NEW_GAME_FIELDS", "NewGame", "RequestError", "read_body", "read_json", "int_field", "new_game", "spec_field"]
+__all__ = ["MAX_BODY", "MAX_SERVED_HANDS", "MAX_SERVED_TARGET", "NEW_GAME_FIELDS", "NewGame", "RequestError",
+           "SettingsError", "read_body", "read_json", "int_field", "new_game", "spec_field"]
 
 #: The largest request body read, in bytes: a new game's settings are well under 2 KiB.
 MAX_BODY = 16 * 1024
@@ -25,14 +26,27 @@ MAX_SPEC = 100
 MAX_RULES = 40
 #: Fields of a new game's settings.
 NEW_GAME_FIELDS = ("players", "partnership", "seat", "opponents", "rules", "seed")
+#: The most hands a web game may last (its default too): the server keeps every frame of every game in
+#: memory, about 2.5 KB a frame and up to ~180 frames a hand (4 players, double-twelve, drawing allowed),
+#: so a game stays within ~20 MB however it is played.
+MAX_SERVED_HANDS = 50
+#: The highest target a web game may set: a person's game, not an endless one (a game that reaches
+#: :data:`MAX_SERVED_HANDS` first ends there, as truncated).
+MAX_SERVED_TARGET = 1000
 
 
 class RequestError(AllFivesError, ValueError):
-    """A request the server refuses, with the HTTP status of the answer (a 4xx)."""
+    """A request the server refuses, with the HTTP status of the answer (a 4xx, or a 503 when full);
+    ``retry_after`` (seconds) says when the same request may succeed (sent as ``Retry-After``)."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, retry_after: Optional[int] = None) -> None:
         super().__init__(message)
         self.status = status
+        self.retry_after = retry_after
+
+
+class SettingsError(AllFivesError, ValueError):
+    """A setting of the server itself (its caps, windows and rates) that cannot work."""
 
 
 async def read_body(chunks: AsyncIterator[bytes], declared: Optional[str], limit: int = MAX_BODY) -> bytes:
@@ -123,6 +137,7 @@ def new_game(data: dict[str, Any]) -> NewGame:
     if not isinstance(rules, dict) or len(rules) > MAX_RULES:
         raise RequestError(400, f"rules={short_repr(rules)} is not allowed: give an object of at most {MAX_RULES} "
                                 "rules options, e.g. {\"target\": 100}")
+    rules = dict(rules)
     for key, value in rules.items():
         if key in ("num_players", "partnership"):
             raise RequestError(400, f"rules may not set {key!r}: give it as the field "
@@ -130,5 +145,18 @@ def new_game(data: dict[str, Any]) -> NewGame:
         if not (value is None or isinstance(value, (bool, int, str))) or (isinstance(value, str) and len(value) > MAX_SPEC):
             raise RequestError(400, f"rules option {short_repr(key)}={short_repr(value)} is not allowed: give a "
                                     "number, true/false, a short word or null")
+    _web_game_size(rules)
     seed = int_field(data, "seed", 0, MAX_SEED)
-    return NewGame(players, partnership, seat, [specs[i % len(specs)] for i in range(players - 1)], dict(rules), seed)
+    return NewGame(players, partnership, seat, [specs[i % len(specs)] for i in range(players - 1)], rules, seed)
+
+
+def _web_game_size(rules: dict[str, Any]) -> None:
+    """Bound how long a web game may last (``target``, ``max_hands``), so one game cannot fill the
+    server's memory or make every reload of it slow; an unset ``max_hands`` becomes the web cap (the
+    engine's own default, 200 hands, is an RL safety net, not a person's game)."""
+    if rules.get("target") not in (None, "auto"):
+        int_field(rules, "target", 1, MAX_SERVED_TARGET)
+    if "max_hands" in rules and rules["max_hands"] is None:
+        raise RequestError(400, f"max_hands=None (no cap) is not allowed here: give an integer from 1 to "
+                                f"{MAX_SERVED_HANDS} (the server keeps every game in memory)")
+    rules["max_hands"] = int_field(rules, "max_hands", 1, MAX_SERVED_HANDS, default=MAX_SERVED_HANDS)

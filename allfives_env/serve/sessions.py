@@ -3,9 +3,14 @@ seats, the frames so far, a busy flag), kept by a :class:`SessionStore` with a c
 
 A session is worked on by one request at a time: :meth:`Session.claim` is taken before a move, an agent's
 move or an analysis and refused (409) while another holds it, so two moves sent at once for one game can
-never interleave, while other games go on (agents think in a thread pool, off the event loop). The store
-drops a game nobody has touched for ``expiry`` seconds and, when a new game would pass ``cap``, the least
-recently used one; an id that is gone answers 404. Ids are random (``secrets``), never derived from input.
+never interleave, while other games go on (agents think in a thread pool, off the event loop).
+
+The store drops a game nobody has touched for ``expiry`` seconds. A game is *active* while a request is
+working on it or it was moved or viewed in the last ``active`` seconds; an active game is never dropped,
+since a person is playing it. When a new game would pass ``cap``, an inactive game makes room (a finished
+one first, then the least recently used); when every game is active the new game is refused (503, with
+``Retry-After``), so one client starting games cannot push out the others' games. An id that is gone
+answers 404. Ids are random (``secrets``), never derived from input.
 """
 
 from __future__ import annotations
@@ -26,16 +31,17 @@ from ..core.game import Game
 from ..core.replay import game_record
 from ..core.rules import Rules
 from ..core.seeds import MAX_SEED
-from .schemas import NewGame, RequestError
+from .schemas import NewGame, RequestError, SettingsError
 from .table import LiveTable
 
-__all__ = ["DEFAULT_CAP", "DEFAULT_EXPIRY", "Session", "SessionStore", "build_agent", "start_session"]
+__all__ = ["DEFAULT_ACTIVE", "DEFAULT_CAP", "DEFAULT_EXPIRY", "Session", "SessionStore", "build_agent",
+           "start_session"]
 
-#: Games kept at most, and how long (seconds) an untouched game is kept: the defaults of ``allfives serve``.
+#: Games kept at most, how long (seconds) an untouched game is kept, and how long after its last move or
+#: view a game counts as being played (never dropped to make room): the defaults of ``allfives serve``.
 DEFAULT_CAP = 100
 DEFAULT_EXPIRY = 2 * 60 * 60
-#: The most hands a served game may last (the engine's own default cap): a game's frames stay a few MB.
-MAX_SERVED_HANDS = 200
+DEFAULT_ACTIVE = 10 * 60
 #: The seat name of the person in ``agents`` lists (the replay's "agents" field).
 PERSON = "you"
 
@@ -81,6 +87,11 @@ class Session:
             self._busy.release()
 
     @property
+    def busy(self) -> bool:
+        """Whether a request is working on the game now (a move, an agent's move, an analysis, a view)."""
+        return self._busy.locked()
+
+    @property
     def agent_specs(self) -> list[str]:
         """Who plays each seat: the agents' specs, and "you" for the person."""
         return [PERSON if s == self.seat else self.agents[s].spec() for s in range(self.game.num_players)]
@@ -118,10 +129,7 @@ def start_session(settings: NewGame, seed: int, now: float) -> Session:
     options = {**settings.rules, "num_players": settings.players}
     if settings.partnership is not None:
         options["partnership"] = settings.partnership
-    rules = Rules.from_options(options)
-    if rules.max_hands is None or rules.max_hands > MAX_SERVED_HANDS:
-        raise RequestError(422, f"max_hands={short_repr(rules.max_hands)} is not allowed here: give 1 to "
-                                f"{MAX_SERVED_HANDS} (the server keeps every game in memory)")
+    rules = Rules.from_options(options)  # the web game's bounds on its size were checked with the request
     others = [s for s in range(rules.num_players) if s != settings.seat]
     agents = {s: build_agent(spec, agent_seed(seed, s), rules) for s, spec in zip(others, settings.opponents)}
     game = Game(rules, seed)
@@ -129,15 +137,17 @@ def start_session(settings: NewGame, seed: int, now: float) -> Session:
 
 
 class SessionStore:
-    """The games in memory, least recently used first, with a cap and an idle expiry (seconds)."""
+    """The games in memory, least recently used first, with a cap, an idle expiry and an active window
+    (seconds, on ``clock``)."""
 
-    def __init__(self, cap: int = DEFAULT_CAP, expiry: float = DEFAULT_EXPIRY,
+    def __init__(self, cap: int = DEFAULT_CAP, expiry: float = DEFAULT_EXPIRY, active: float = DEFAULT_ACTIVE,
                  clock: Callable[[], float] = time.monotonic) -> None:
         if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
-            raise ValueError(f"cap={short_repr(cap)} is not allowed: give a positive integer")
-        if not (isinstance(expiry, (int, float)) and math.isfinite(expiry) and expiry > 0):
-            raise ValueError(f"expiry={short_repr(expiry)} is not allowed: give a positive number of seconds")
-        self.cap, self.expiry, self.clock = cap, float(expiry), clock
+            raise SettingsError(f"cap={short_repr(cap)} is not allowed: give a positive integer")
+        for name, value in (("expiry", expiry), ("active", active)):
+            if isinstance(value, bool) or not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+                raise SettingsError(f"{name}={short_repr(value)} is not allowed: give a positive number of seconds")
+        self.cap, self.expiry, self.active, self.clock = cap, float(expiry), float(active), clock
         self.sessions: OrderedDict[str, Session] = OrderedDict()
 
     def __len__(self) -> int:
@@ -147,11 +157,33 @@ class SessionStore:
         """The store's clock."""
         return self.clock()
 
-    def add(self, session: Session) -> None:
-        """Keep ``session``, dropping expired games and then, past the cap, the least recently used."""
+    def is_active(self, session: Session) -> bool:
+        """Whether ``session`` is being played: a request works on it, or it was moved or viewed within
+        the active window."""
+        return session.busy or self.now() - session.touched < self.active
+
+    def make_room(self) -> None:
+        """Make room for one more game: drop expired games, then, at the cap, an inactive one (a finished
+        game first, then the least recently used); 503 when every game is active."""
         self.purge()
         while len(self.sessions) >= self.cap:
-            self.sessions.popitem(last=False)
+            idle = [k for k, s in self.sessions.items() if not self.is_active(s)]
+            if not idle:
+                raise RequestError(503, f"the server is full: all {self.cap} games are being played (moved or "
+                                        f"viewed in the last {self.active / 60:g} minutes); try again in "
+                                        f"{self.retry_after()} s", retry_after=self.retry_after())
+            victim = next((k for k in idle if self.sessions[k].game.over), idle[0])
+            del self.sessions[victim]
+
+    def retry_after(self) -> int:
+        """Seconds until the first game stops being active (room for a new game then), at least 1."""
+        now = self.now()
+        waits = [s.touched + self.active - now for s in self.sessions.values() if not s.busy]
+        return max(1, math.ceil(min(waits, default=self.active)))
+
+    def add(self, session: Session) -> None:
+        """Keep ``session``, making room first (:meth:`make_room`: 503 when every game is active)."""
+        self.make_room()
         self.sessions[session.id] = session
 
     def get(self, game_id: str) -> Session:
@@ -160,16 +192,16 @@ class SessionStore:
         session = self.sessions.get(game_id) if isinstance(game_id, str) else None
         if session is None:
             raise RequestError(404, f"no game {short_repr(game_id)} on this server: it never existed, or it was "
-                                    f"dropped (idle for {self.expiry / 60:g} minutes, or more than {self.cap} games); "
-                                    "start a new game")
+                                    f"dropped (idle for {self.expiry / 60:g} minutes, or idle for "
+                                    f"{self.active / 60:g} minutes when the server was full); start a new game")
         session.touched = self.now()
         self.sessions.move_to_end(game_id)
         return session
 
     def purge(self) -> None:
-        """Drop every game untouched for longer than the expiry."""
+        """Drop every game untouched for longer than the expiry (never one a request is working on)."""
         limit = self.now() - self.expiry
-        for game_id in [k for k, s in self.sessions.items() if s.touched < limit]:
+        for game_id in [k for k, s in self.sessions.items() if s.touched < limit and not s.busy]:
             del self.sessions[game_id]
 
     def new_seed(self) -> int:

@@ -10,9 +10,9 @@ game's end) the hands are shown face up, as players at a table show theirs for t
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
-from ..core.actions import action_name, decode_action
+from ..core.actions import decode_action, move_name
 from ..core.events import SLOT_NAMES
 from ..core.game import Game
 from ..core.view import PlayerView
@@ -43,10 +43,10 @@ class LiveTable:
             self.frames.extend(self.walk.frame(k, events[k], turns[k - start]) for k in range(start, len(events)))
         return len(self.frames)
 
-    def seat_frames(self, seat: int, since: int) -> list[dict[str, Any]]:
-        """Frames ``since`` (an index, 0 for all) onwards as ``seat`` may see them."""
+    def seat_frames(self, seat: int, since: int, until: Optional[int] = None) -> list[dict[str, Any]]:
+        """Frames ``since`` (an index, 0 for all) up to ``until`` (None: the last) as ``seat`` may see them."""
         layouts = self.walk.layouts
-        return [seat_frame(f, seat, layouts) for f in self.frames[since:]]
+        return [seat_frame(f, seat, layouts) for f in self.frames[since:until]]
 
 
 def seat_frame(frame: dict[str, Any], seat: int, layouts: list[dict[str, Any]]) -> dict[str, Any]:
@@ -64,15 +64,16 @@ def seat_frame(frame: dict[str, Any], seat: int, layouts: list[dict[str, Any]]) 
 
 
 def legal_moves(game: Game, seat: int) -> list[dict[str, Any]]:
-    """The legal moves of ``seat`` when it is to act (else none): per move its action id, name, tile and
-    end (None for a lead or a draw), and the count and points it would make."""
+    """The legal moves of ``seat`` when it is to act (else none): per move its action id, name (a lead is
+    named ``3-0 lead``: on an empty table there is no end yet to name), tile and end (None for a lead or a
+    draw), and the count and points it would make."""
     if game.over or game.current != seat:
         return []
     view = PlayerView(game, seat)
     lead = view.board.size == 0
     moves = []
     for action in sorted(view.legal):
-        move: dict[str, Any] = {"action": action, "name": action_name(action, view.tiles), "tile": None,
+        move: dict[str, Any] = {"action": action, "name": move_name(action, view.tiles, lead), "tile": None,
                                 "end": None, "count": None, "points": None}
         if action != view.draw_action:
             tile, slot = decode_action(action)
