@@ -1,6 +1,7 @@
 """The web game end to end in headless Chromium (Selenium) against a real uvicorn server on loopback: a whole
-2-player game against ``greedy`` played by clicking tiles and ends, a refused click, a reload mid-game, the
-hint, and at the end the scores on the page against the downloaded replay, which must verify.
+2-player game against ``greedy`` played by clicking tiles and ends, a refused click, a reload mid-game (its
+frames come in several pages the page puts together), the hint, and at the end the scores on the page
+against the downloaded replay, which must verify.
 
 Skipped, saying what to install, without Chromium, chromedriver, Selenium or the [play] extra; with
 ALLFIVES_REQUIRE_BROWSER=1 (CI) a missing browser fails instead (as tests/test_viewer.py).
@@ -19,6 +20,8 @@ from browser import browser_missing, chromium_driver, skip_or_fail
 
 #: The longest a whole game may take in the browser, in seconds (about 15 on the reference machine).
 GAME_SECONDS = 240
+#: Frames per answer in these tests: a reload of a few moves already spans several pages.
+PAGE_FRAMES = 5
 
 
 @pytest.fixture(scope="module")
@@ -27,10 +30,14 @@ def served() -> Iterator[tuple[Any, str]]:
     reason = browser_missing(modules=("starlette", "uvicorn"))
     if reason is not None:
         skip_or_fail(reason)
+    from allfives_env.serve import app as app_module
     from allfives_env.serve import create_app
     from allfives_env.serve.background import BackgroundServer
 
-    with chromium_driver("1280,900") as driver, BackgroundServer(create_app()) as server:
+    # small pages: the reload and the answers after it come in several, which the page must put together
+    with pytest.MonkeyPatch.context() as patch, chromium_driver("1280,900") as driver, \
+            BackgroundServer(create_app()) as server:
+        patch.setattr(app_module, "PAGE_FRAMES", PAGE_FRAMES)
         yield driver, server.url
 
 

@@ -26,6 +26,19 @@
       });
     });
   }
+  // An answer carries at most a page of frames (from since to next; the server bounds it): fetch the pages
+  // after it until total, then hand on one answer holding every frame from since on.
+  function whole(st) {
+    if (st.next >= st.total) { return Promise.resolve(st); }
+    var path = "/api/games/" + encodeURIComponent(st.id) + "?since=" + st.next;
+    return api("GET", path).then(function (more) {
+      more.frames = st.frames.concat(more.frames); more.since = st.since;
+      return whole(more);
+    }, function (err) {
+      if (err.status !== 409) { throw err; }  // another request of this game is running: ask again shortly
+      return new Promise(function (ok) { setTimeout(ok, RETRY_MS); }).then(function () { return whole(st); });
+    });
+  }
   function say(text, ok) { $("message").textContent = text || ""; $("message").className = ok ? "ok" : ""; }
   function pace() { return parseInt($("pace").value, 10) || 0; }
   function gamePath(tail) { return "/api/games/" + encodeURIComponent(G.id) + (tail || ""); }
@@ -87,7 +100,7 @@
   }
   function agentMove() {
     var id = G.id;
-    api("POST", gamePath("/ai"), {since: frames.length}).then(function (st) { if (G.id === id) { receive(st); } },
+    api("POST", gamePath("/ai"), {since: frames.length}).then(whole).then(function (st) { if (G.id === id) { receive(st); } },
       function (err) { if (G.id === id) { retry(err, agentMove); } });
   }
   function retry(err, again) {
@@ -178,7 +191,7 @@
   function play(move) {
     if (!myTurnNow()) { return; }
     waiting = true; selected = null; $("hint-box").hidden = true; drawMoves();
-    api("POST", gamePath("/move"), {action: move.action, since: frames.length}).then(receive, function (err) {
+    api("POST", gamePath("/move"), {action: move.action, since: frames.length}).then(whole).then(receive, function (err) {
       waiting = false; say(err.message); show(shown); drawMoves();
     });
   }
@@ -306,7 +319,7 @@
     e.preventDefault();
     $("dialog-error").textContent = "";
     $("start").disabled = true;
-    api("POST", "/api/games", newGameBody()).then(function (st) {
+    api("POST", "/api/games", newGameBody()).then(whole).then(function (st) {
       $("start").disabled = false; $("new-game").close(); start(st);
     }, function (err) { $("start").disabled = false; $("dialog-error").textContent = err.message; });
   });
@@ -320,7 +333,7 @@
     if (!$("new-game").open) { $("new-game").showModal(); }
   }
   function load(id) {
-    api("GET", "/api/games/" + encodeURIComponent(id) + "?since=0").then(start, function (err) {
+    api("GET", "/api/games/" + encodeURIComponent(id) + "?since=0").then(whole).then(start, function (err) {
       if (err.status === 409) { setTimeout(function () { load(id); }, RETRY_MS); return; }
       say(err.message); openDialog();
     });
