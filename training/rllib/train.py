@@ -13,7 +13,10 @@ them all to one :class:`~allfives_training.rllib.module.MaskedPPOModule` (``per_
 with ``learners: one_side`` the other sides are played inside the env by registry agents (fixed
 opponents). Every ``evaluation.every`` iterations and at the end, each module is exported to the numpy
 policy file format (``<run>/policy_<module>.npz``) and measured with the duplicate-deal harness against
-the baselines, exactly like the stable-baselines3 runs.
+the baselines, exactly like the stable-baselines3 runs; the final table is printed and written as
+``allfives train`` writes it (``evaluation.md``/``.csv``/``.json``, with ``eval_history.csv`` and
+``summary.json``). A failed env runner ends the run with its error rather than being restarted
+(RLlib's default restarts hide an env that raises): ``--resume`` continues from the newest checkpoint.
 
 Checkpoints are ``<run>/checkpoints/iter_<n>.safetensors`` (every module's weights and its optimizer's
 tensors, read through RLlib's public ``Algorithm.get_state``) + ``iter_<n>.json`` (iteration, env steps,
@@ -39,7 +42,7 @@ from typing import Any, Optional, Sequence, TextIO
 from allfives_env.core.errors import short_repr
 from allfives_training.rllib.config import RLLIB_CONFIG_HINT, RLlibConfig, validate_rllib_config
 from allfives_training.run_plan import ConfigKind, plan_run
-from allfives_training.runs import CHECKPOINTS, checkpoint_folder, resume_seed
+from allfives_training.runs import CHECKPOINTS, atomic_write, checkpoint_folder, resume_seed
 from allfives_training.schema import ConfigError
 
 __all__ = ["add_train_rllib_parser", "run_train_rllib", "train_rllib", "latest_rllib_checkpoint"]
@@ -180,6 +183,12 @@ def build_algo_config(cfg: RLlibConfig, seed: Optional[int] = None) -> Any:
                   vf_loss_coeff=ppo.vf_loss_coeff, grad_clip=ppo.grad_clip,
                   use_kl_loss=ppo.kl_coeff > 0, kl_coeff=ppo.kl_coeff)
         .debugging(seed=cfg.seed if seed is None else seed)
+        # a failed env runner ends the run with its error (--resume continues from the newest checkpoint),
+        # rather than RLlib's default of restarting it up to 1000 times: those restarts hide an env that
+        # raises (the errors of restartable runners are ignored), and creating a restartable actor whose
+        # config sits in Ray's object store makes Ray log an "E ... core_worker.cc ... max_restarts > 0"
+        # line at every start that reads like a failure
+        .fault_tolerance(restart_failed_env_runners=False)
     )
     return _with_env(config, cfg)
 
@@ -416,8 +425,6 @@ class RLlibRun:
 
     def run(self, resume_from: Optional[tuple[int, Path, dict]] = None) -> dict:
         """Train (``resume_from``: a checkpoint of :func:`latest_rllib_checkpoint` to continue)."""
-        from allfives_training.report import write_history
-
         self._start(resume_from)
         cfg = self.cfg
         self.say(f"training in {self.run_dir}: RLlib PPO, modules {_module_ids(cfg)}, learners {cfg.learners}, "
@@ -431,14 +438,34 @@ class RLlibRun:
         finally:
             self.algo.stop()
         rate = (steps - (first_steps or 0)) / train_seconds if train_seconds else None
+        return self._finish(rows, steps, rate, path)
+
+    def _finish(self, rows: list[dict], steps: int, rate: Optional[float], checkpoint: Path) -> dict:
+        """The end of a run, as ``allfives train`` ends one: ``evaluation.md``/``.csv``/``.json`` (the final
+        table, :func:`~allfives_training.report.write_final`), ``eval_history.csv`` and ``summary.json``, and
+        the table printed with the policy files. Several modules (``policies: per_team``) share one table, each
+        row's baseline followed by its module."""
+        from allfives_training.report import write_final, write_history
+
+        ev = self.cfg.evaluation
+        policies = {m: self.run_dir / f"policy_{m}.npz" for m in _module_ids(self.cfg)}
+
+        def labelled(table: list[dict]) -> list[dict]:  # the report's tables have no module column
+            return table if len(policies) == 1 else [{**r, "baseline": f"{r['baseline']} [{r['module']}]"}
+                                                     for r in table]
+
+        text = write_final(self.run_dir, labelled(rows), {"policy": ", ".join(str(p) for p in policies.values()),
+                                                          "steps": steps, "games": ev.final_games, "seed": ev.seed,
+                                                          "iterations": self.iteration})
+        write_history(self.run_dir / "eval_history.csv", labelled(self.history))
         summary = {"run_dir": str(self.run_dir), "iterations": self.iteration, "env_steps": steps,
-                   "env_steps_per_second_after_first_iteration": rate, "final": rows, "checkpoint": str(path)}
-        (self.run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
-        write_history(self.run_dir / "eval_history.csv", self.history)
+                   "env_steps_per_second_after_first_iteration": rate, "final": rows, "checkpoint": str(checkpoint)}
+        atomic_write(self.run_dir / "summary.json", json.dumps(summary, indent=1))
         speed = f"{rate:,.0f} env steps/s in training iterations after the first" if rate else "one iteration"
-        self.say(f"\n{steps:,} env steps; {speed}. Policies: "
-                 + ", ".join(str(self.run_dir / f"policy_{m}.npz") for m in _module_ids(cfg))
-                 + f"\ncheckpoint: {path}")
+        lines = ["", f"trained to iteration {self.iteration}: {steps:,} env steps; {speed}", "", text, ""]
+        lines += [f"policy {m}: {p}   (play it: allfives evaluate ppo:path={p} greedy)" for m, p in policies.items()]
+        lines.append(f"checkpoint: {checkpoint}")
+        self.say("\n".join(lines))
         return summary
 
 
