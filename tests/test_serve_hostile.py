@@ -254,26 +254,29 @@ def test_frames_come_in_bounded_pages(client: TestClient, monkeypatch: pytest.Mo
             break
         since = page["next"]
     assert pages == frames  # the pages are the whole game, in order, nothing twice
+    session = client.app.state.store.sessions[gid]  # type: ignore[attr-defined]
+    assert client.get(f"/api/games/{gid}?since=5").json() == app_module.game_state(session, 5)  # written whole
 
 
-def test_frames_are_built_off_the_event_loop(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_long_pages_are_built_off_the_event_loop(client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
     """A long game's page takes a while to build: it must not be built on the loop that serves the others."""
-    loops: list[bool] = []
+    state, frames = play_out(client, new_game(client, seed=2))
+    assert len(frames) > 2 * app_module.INLINE_FRAMES
+    on_loop: list[bool] = []
     real = app_module.game_state
 
     def watched(*args: Any) -> Any:
         try:
             asyncio.get_running_loop()
-            loops.append(True)
-        except RuntimeError:
-            loops.append(False)
+            on_loop.append(True)
+        except RuntimeError:  # a worker thread runs no event loop
+            on_loop.append(False)
         return real(*args)
 
     monkeypatch.setattr(app_module, "game_state", watched)
-    state = new_game(client, seed=2)
-    client.get(f"/api/games/{state['id']}?since=0")
-    play_out(client, client.get(f"/api/games/{state['id']}").json())
-    assert len(loops) > 5 and not any(loops)
+    for since in (0, len(frames) - app_module.INLINE_FRAMES - 1):
+        assert client.get(f"/api/games/{state['id']}?since={since}").status_code == 200
+    assert on_loop == [False, False]
 
 
 def test_a_web_game_has_a_bounded_length(client: TestClient) -> None:

@@ -31,6 +31,7 @@ say when to try again (``Retry-After``).
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import math
 import time
@@ -85,16 +86,31 @@ MOVE_FIELDS, AI_FIELDS, HINT_FIELDS = ("action", "since"), ("since",), ("agent",
 #: Agents and analyses think in at most this many threads at once: each thinking thread takes turns on the GIL
 #: with the event loop, so a few keep the other games' requests quick (anyio's default would allow 40).
 THINKING_THREADS = 2
+#: Long pages of frames are built in one thread at a time, for the same reason: two clients reloading long
+#: games take turns with each other, not with every other game's moves.
+PAGE_THREADS = 1
+#: An answer of at most this many frames (a move's, an agent's move's) is built on the event loop: well
+#: under a millisecond, less than a trip to a worker thread and back.
+INLINE_FRAMES = 16
+
+
+def _limiter(request: Request, name: str, threads: int) -> anyio.CapacityLimiter:
+    """The app's limiter ``name`` of ``threads`` threads (made anew for each event loop, which owns it)."""
+    state = request.app.state
+    loop = asyncio.get_running_loop()
+    limiters = getattr(state, "limiters", None)
+    if limiters is None or limiters[0] is not loop:
+        limiters = state.limiters = (loop, {})
+    if name not in limiters[1]:
+        limiters[1][name] = anyio.CapacityLimiter(threads)
+    return limiters[1][name]
 
 
 async def think(request: Request, fn: Callable[..., Any], *args: Any) -> Any:
     """``fn(*args)`` in a worker thread, at most :data:`THINKING_THREADS` at once, off the event loop. The
     request waits for the thread even if cancelled, so a game is never changed after its claim is let go."""
-    state = request.app.state
-    loop = asyncio.get_running_loop()
-    if getattr(state, "thinking_loop", None) is not loop:  # a limiter belongs to one event loop
-        state.thinking, state.thinking_loop = anyio.CapacityLimiter(state.thinking_threads), loop
-    return await anyio.to_thread.run_sync(fn, *args, limiter=state.thinking)
+    limiter = _limiter(request, "thinking", request.app.state.thinking_threads)
+    return await anyio.to_thread.run_sync(fn, *args, limiter=limiter)
 
 
 def _asset(name: str) -> str:
@@ -132,11 +148,31 @@ def game_state(session: Session, since: int) -> dict[str, Any]:
     }
 
 
-async def state_answer(session: Session, since: int, status: int = 200) -> Response:
-    """:func:`game_state` as a JSON answer, built and written in a worker thread: a page of a long game
-    takes tens of milliseconds, which the event loop spends on other games' requests meanwhile. The
-    caller holds the game's claim, so no move changes it while the thread reads it."""
-    return await run_in_threadpool(lambda: JSONResponse(game_state(session, since), status_code=status))
+def _dumps(value: Any) -> str:
+    """``value`` as compact JSON, as Starlette's JSONResponse writes it."""
+    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
+def state_json(state: dict[str, Any]) -> bytes:
+    """A :func:`game_state` as JSON, its frames written one at a time. One ``json.dumps`` of a long game's
+    page holds the GIL for tens of milliseconds (C code is never interrupted), and with it the event loop;
+    frame by frame, the loop gets its turn between them, so other games' requests stay quick."""
+    frames = ",".join(_dumps(f) for f in state["frames"])
+    head = _dumps({k: v for k, v in state.items() if k != "frames"})
+    return f'{head[:-1]},"frames":[{frames}]}}'.encode("utf-8")
+
+
+async def state_answer(request: Request, session: Session, since: int, status: int = 200) -> Response:
+    """:func:`game_state` as a JSON answer (:func:`state_json`). A page of more than :data:`INLINE_FRAMES`
+    frames takes up to tens of milliseconds: it is built in a worker thread (one at a time), and the event
+    loop serves other games' requests meanwhile. The caller holds the game's claim, so no move changes the
+    game while the thread reads it, and waits for the thread even if cancelled."""
+    if len(session.table.frames) - since <= INLINE_FRAMES:
+        body = state_json(game_state(session, since))
+    else:
+        body = await anyio.to_thread.run_sync(lambda: state_json(game_state(session, since)),
+                                              limiter=_limiter(request, "pages", PAGE_THREADS))
+    return Response(body, status_code=status, media_type="application/json")
 
 
 def _error(status: int, message: str, retry_after: Optional[int] = None) -> JSONResponse:
@@ -244,7 +280,7 @@ async def create(request: Request) -> Response:
         limit.give_back(client)
         raise
     with session.claim():
-        return await state_answer(session, 0, status=201)
+        return await state_answer(request, session, 0, status=201)
 
 
 async def show(request: Request) -> Response:
@@ -253,7 +289,7 @@ async def show(request: Request) -> Response:
     if not (text.isascii() and text.isdigit() and len(text) <= 9):  # "²" is a digit to isdigit, not to int
         raise RequestError(400, f"since={short_repr(text)} is not allowed: give a frame count (0 for all)")
     with session.claim():
-        return await state_answer(session, int(text))
+        return await state_answer(request, session, int(text))
 
 
 async def move(request: Request) -> Response:
@@ -270,7 +306,7 @@ async def move(request: Request) -> Response:
             names = ", ".join(f"{m['name']} ({m['action']})" for m in legal_moves(session.game, session.seat))
             raise RequestError(422, f"action {action} is not a legal move now; legal: {names}")
         session.play(action)
-        return await state_answer(session, since)
+        return await state_answer(request, session, since)
 
 
 async def agent_move(request: Request) -> Response:
@@ -280,7 +316,7 @@ async def agent_move(request: Request) -> Response:
         _check_turn(session, person=False)
         check_since(session, since)
         await think(request, session.agent_move)
-        return await state_answer(session, since)
+        return await state_answer(request, session, since)
 
 
 async def hint(request: Request) -> Response:
