@@ -7,21 +7,29 @@ spec and each game's mixture weights over them. An agent spec has a batch oppone
 agent (``random``, ``greedy``, ``expert``) or a policy file (``ppo:path=FILE.npz``, a shipped policy such as
 ``ppo-2p``), played greedily by batched forward passes (:class:`BatchPolicyAgent`); any other spec is
 refused with the reason (:func:`batch_spec_problem`).
+
+A spec's parameters are checked by the registry's one rule (:func:`~allfives_env.agents.registry.
+check_agent_spec`) before anything else, and a policy file is opened by the registry's own agent, so a spec
+the single-seat env refuses is refused here with the same message.
+
+A pool changes only once everything it needs is built: a refused :meth:`OpponentPool.ids` (a policy file
+that cannot be read) leaves its agents, its weights and the generator it draws seeds from as they were.
 """
 
 from __future__ import annotations
 
+import copy
 import inspect
 from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from .agents.registry import AgentError, parse_agent_spec
+from .agents.registry import AgentError, check_agent_spec, make_agent
 from .batch import BatchGame
 from .batch.agents import BATCH_AGENTS, make_batch_agent
 from .batch.observe import BatchObserver
 from .core.errors import short_repr
-from .policy import SHIPPED_POLICIES, load_policy, shipped_policy_path
+from .policy import SHIPPED_POLICIES, NumpyPolicy
 
 __all__ = ["BATCH_AGENTS", "BatchPolicyAgent", "OpponentPool", "STREAM_LIMIT", "batch_spec_problem",
            "check_batch_specs", "make_batch_opponent"]
@@ -29,36 +37,50 @@ __all__ = ["BATCH_AGENTS", "BatchPolicyAgent", "OpponentPool", "STREAM_LIMIT", "
 STREAM_LIMIT = 2**62  # seeds of the batch engine and the batch agents are drawn below this
 
 
+def _batch_spec(spec: Any) -> tuple[str, dict[str, Any]]:
+    """The name and checked parameters of an opponent spec that can play in a batch of games, or an
+    :class:`AgentError` saying why it cannot: the registry's parameter rule first, then the batch's own."""
+    name, params = check_agent_spec(spec)
+    if name in BATCH_AGENTS:
+        return name, params
+    if name == "ppo" or name in SHIPPED_POLICIES:
+        if params.get("sample", False) is not False:
+            raise AgentError(f"opponent {short_repr(spec)}: the batch engine plays policy files greedily (the argmax, "
+                             "as league snapshots play); leave out sample=true, or use the one-game env AllFives-v0 "
+                             "(vec_env: batched in a training config)")
+        return name, params
+    raise AgentError(f"opponent {short_repr(spec)} has no batch implementation; the batch engine plays "
+                     f"{', '.join(BATCH_AGENTS)} and policy files (ppo:path=FILE.npz, "
+                     f"{', '.join(sorted(SHIPPED_POLICIES))}): use the one-game env AllFives-v0 (vec_env: batched in "
+                     "a training config) for other agents")
+
+
 def batch_spec_problem(spec: Any) -> Optional[str]:
     """Why an opponent spec cannot play in a batch of games (the vector env), or None when it can."""
     try:
-        name, params = parse_agent_spec(spec)
+        _batch_spec(spec)
     except AgentError as exc:
         return str(exc)
-    if name in BATCH_AGENTS:
-        return None
-    if name == "ppo" or name in SHIPPED_POLICIES:
-        if params.get("sample", False) is not False:
-            return (f"opponent {short_repr(spec)}: the batch engine plays policy files greedily (the argmax, as "
-                    "league snapshots play); leave out sample=true, or use the one-game env AllFives-v0 "
-                    "(vec_env: batched in a training config)")
-        return None
-    return (f"opponent {short_repr(spec)} has no batch implementation; the batch engine plays "
-            f"{', '.join(BATCH_AGENTS)} and policy files (ppo:path=FILE.npz, {', '.join(sorted(SHIPPED_POLICIES))}): "
-            "use the one-game env AllFives-v0 (vec_env: batched in a training config) for other agents")
+    return None
 
 
 class BatchPolicyAgent:
-    """A policy file played in every game at once: one forward pass over the observations of the seats to
-    act, the highest legal logit (the first of equal maxima, as :class:`~allfives_env.agents.PolicyAgent`)."""
+    """A policy played in every game at once: one forward pass over the observations of the seats to
+    act, the highest legal logit (the first of equal maxima, as :class:`~allfives_env.agents.PolicyAgent`).
+    Takes the policy loaded (by the registry's agent, :func:`make_batch_opponent`), so that a file is read
+    once, when the opponent joins, and never again while it plays."""
 
-    def __init__(self, path: str, rules: Any, n: int) -> None:
-        self.policy = load_policy(path)
+    def __init__(self, policy: NumpyPolicy, rules: Any, n: int) -> None:
+        self.policy = policy
         self.policy.check_rules(rules)
         self.observer = BatchObserver(rules, self.policy.action_features)
         self.players = rules.num_players
         self.obs = np.zeros((n, self.observer.size), dtype=np.float32)
         self.mask = np.zeros((n, self.policy.num_actions), dtype=np.bool_)
+
+    def reset(self, seed: int) -> None:
+        """Nothing to restart: the policy plays the argmax, with no random stream (the pool reseeds every
+        opponent of a new batch alike)."""
 
     def act(self, batch: BatchGame, where: Optional[np.ndarray] = None) -> np.ndarray:
         """The chosen action of every game in ``where`` (default: every live game); -1 elsewhere."""
@@ -80,24 +102,18 @@ class BatchPolicyAgent:
 def check_batch_specs(specs: Sequence[Any]) -> None:
     """An :class:`AgentError` for the first spec that has no batch implementation."""
     for spec in specs:
-        problem = batch_spec_problem(spec)
-        if problem is not None:
-            raise AgentError(problem)
+        _batch_spec(spec)
 
 
 def make_batch_opponent(spec: str, rules: Any, n: int, seed: int) -> Any:
     """The batch opponent of an agent spec: a batch agent or a :class:`BatchPolicyAgent` (or an
-    :class:`~allfives_env.agents.registry.AgentError` saying why the spec has none)."""
-    problem = batch_spec_problem(spec)
-    if problem is not None:
-        raise AgentError(problem)
-    name, params = parse_agent_spec(spec)
+    :class:`~allfives_env.agents.registry.AgentError` saying why the spec has none). A policy file is
+    opened by the registry's agent of the spec, which checks what the single-seat env checks (the path, the
+    temperature, the file) with the same messages."""
+    name, params = _batch_spec(spec)
     if name in BATCH_AGENTS:
         return make_batch_agent(name, seed, n, **params)
-    path = params.get("path") if name == "ppo" else str(shipped_policy_path(name))
-    if not isinstance(path, str):
-        raise AgentError(f"opponent {short_repr(spec)}: give the policy file as path=FILE.npz")
-    return BatchPolicyAgent(path, rules, n)
+    return BatchPolicyAgent(make_agent(spec).policy, rules, n)
 
 
 def takes_where(agent: Any) -> bool:
@@ -122,23 +138,25 @@ class OpponentPool:
         self.rng = np.random.default_rng(0)
 
     def ids(self, specs: Sequence[str]) -> list[int]:
-        """The pool index of each spec, building the agents not yet in the pool."""
-        out = []
+        """The pool index of each spec, building the agents not yet in the pool. Every new agent is built
+        (its seed drawn from a copy of the generator) before the pool or its generator changes, so a spec
+        refused here changes nothing."""
+        rng = copy.deepcopy(self.rng)
+        built: dict[str, Any] = {}
         for spec in specs:
-            if spec in self.specs and self.agents[self.specs.index(spec)] is not None:
-                out.append(self.specs.index(spec))
-                continue
-            agent = make_batch_opponent(spec, self.rules, self.n, int(self.rng.integers(STREAM_LIMIT)))
-            if spec in self.specs:
-                k = self.specs.index(spec)
-                self.agents[k], self.where[k] = agent, takes_where(agent)
-            else:
+            k = self.specs.index(spec) if spec in self.specs else -1
+            if spec not in built and (k < 0 or self.agents[k] is None):
+                built[spec] = make_batch_opponent(spec, self.rules, self.n, int(rng.integers(STREAM_LIMIT)))
+        self.rng.bit_generator.state = rng.bit_generator.state  # in place: the env may share this generator
+        for spec, agent in built.items():
+            if spec not in self.specs:
                 self.specs.append(spec)
-                self.agents.append(agent)
-                self.where.append(takes_where(agent))
+                self.agents.append(None)
+                self.where.append(False)
                 self.weights = np.concatenate([self.weights, np.zeros((self.n, 1))], axis=1)
-            out.append(self.specs.index(spec))
-        return out
+            k = self.specs.index(spec)
+            self.agents[k], self.where[k] = agent, takes_where(agent)
+        return [self.specs.index(spec) for spec in specs]
 
     def set_mixture(self, specs: Sequence[str], weights: np.ndarray, games: np.ndarray) -> None:
         """Games ``games`` draw their opponents from ``specs`` with probabilities ``weights`` from now on."""
@@ -149,11 +167,13 @@ class OpponentPool:
         self.weights[games] = rows
 
     def reseed(self, rng: np.random.Generator) -> None:
-        """Build every agent of the pool again with seeds drawn from ``rng`` (a new batch)."""
+        """Restart every agent of the pool with a seed drawn from ``rng`` (a new batch). Nothing is built or
+        read again, so this cannot fail: a policy file that has gone since its opponent joined plays on
+        from memory, as the single-seat env's agents do."""
         self.rng = rng
-        for k, spec in enumerate(self.specs):
-            if self.agents[k] is not None:
-                self.agents[k] = make_batch_opponent(spec, self.rules, self.n, int(rng.integers(STREAM_LIMIT)))
+        for agent in self.agents:
+            if agent is not None:
+                agent.reset(int(rng.integers(STREAM_LIMIT)))
 
     def prune(self, seated: np.ndarray, keep: Sequence[int]) -> None:
         """Drop the agents no game draws any more and none has seated (``keep``: the partner's)."""

@@ -10,6 +10,7 @@ good, and the two envs cannot disagree about what is allowed.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence, Union
 
@@ -64,13 +65,21 @@ def opponent_mixture(opponents: Any, opponent_weights: Any = None) -> tuple[tupl
             raise AgentError(f"an opponent must be an agent spec string or an Agent, got {short_repr(opponent)}")
     if opponent_weights is None:
         return tuple(opponents), np.full(len(opponents), 1.0 / len(opponents))
-    given = list(opponent_weights) if isinstance(opponent_weights, (list, tuple, np.ndarray)) else None
-    if (given is None or len(given) != len(opponents) or not all(is_finite_number(w) for w in given)
-            or any(w < 0 for w in given) or sum(given) <= 0):
+    listed = isinstance(opponent_weights, (list, tuple)) or (isinstance(opponent_weights, np.ndarray)
+                                                             and opponent_weights.ndim == 1)
+    given = list(opponent_weights) if listed else None
+    each_ok = (given is not None and len(given) == len(opponents)
+               and all(is_finite_number(w) and w >= 0 for w in given))
+    weights = np.asarray(given, dtype=float) if each_ok else np.zeros(0)
+    # the sum is checked too: finite weights can add up past the largest float (1e308 + 1e308 = inf), and
+    # dividing by inf would give every opponent weight 0
+    with np.errstate(over="ignore"):
+        total = float(weights.sum())
+    if not 0 < total < math.inf:
         raise AgentError(f"opponent_weights={short_repr(opponent_weights)} must give one finite, non-negative weight "
-                         f"per opponent ({len(opponents)}), not all zero")
-    weights = np.asarray(given, dtype=float)
-    return tuple(opponents), weights / weights.sum()
+                         f"per opponent ({len(opponents)}), with a sum that is finite (at most about 1.8e308) and "
+                         "greater than 0")
+    return tuple(opponents), weights / total
 
 
 def seat_setup(opponents: Any = ("random",), opponent_weights: Any = None, partner: Any = None, seat: Any = None,

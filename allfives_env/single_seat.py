@@ -29,7 +29,7 @@ import numpy as np
 from gymnasium import spaces
 
 from .agents.base import Agent, OracleView, PlayerView
-from .agents.registry import make_agent
+from .agents.registry import check_agent_rules, make_agent
 from .core.errors import GameOverError, IllegalActionError, NotResetError, RulesError, short_repr
 from .core.actions import is_action_id
 from .core.deal import fixed_start
@@ -107,10 +107,13 @@ class AllFivesSingleSeatEnv(gymnasium.Env):
         self._seated: list[Optional[Agent]] = [None] * n
         self._views: list[Optional[PlayerView]] = [None] * n
 
-    @staticmethod
-    def _build(opponent: OpponentLike) -> Agent:
-        """The agent of a spec (built from the registry), or the Agent given (checked by :func:`seat_setup`)."""
-        return opponent if isinstance(opponent, Agent) else make_agent(opponent)
+    def _build(self, opponent: OpponentLike) -> Agent:
+        """The agent of a spec (built from the registry), or the Agent given (checked by :func:`seat_setup`),
+        checked now to play these rules: a policy trained for other rules is refused here, as the vector
+        env refuses it, rather than at its first move inside a reset, which would leave the env half-dealt."""
+        agent = opponent if isinstance(opponent, Agent) else make_agent(opponent)
+        check_agent_rules(agent, self.rules)
+        return agent
 
     # ------------------------------------------------------------------ gymnasium API
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None) -> tuple[np.ndarray, dict]:

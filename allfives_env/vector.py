@@ -39,7 +39,10 @@ differ from the single-seat env's for the same seed.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+import copy
+import itertools
+from collections.abc import Iterable
+from typing import Any, Optional, Sequence, Union
 
 import gymnasium
 import numpy as np
@@ -49,6 +52,7 @@ from gymnasium.vector.utils import batch_space
 
 from .batch import BatchGame
 from .batch.checks import MAX_GAMES, integer_values
+from .batch.engine import available_memory, memory_needed as batch_memory_needed
 from .batch.observe import BatchObserver
 from .batch_opponents import STREAM_LIMIT, OpponentPool, check_batch_specs
 from .core.actions import action_name
@@ -59,10 +63,39 @@ from .core.values import is_integer
 from .encoding import ObservationEncoder
 from .seat_setup import opponent_mixture, seat_setup
 
-__all__ = ["AUTORESET_MODES", "AllFivesVectorEnv"]
+__all__ = ["AUTORESET_MODES", "AllFivesVectorEnv", "memory_needed"]
 
 #: The autoreset modes the vector env plays, by the names ``make_vec`` users pass.
 AUTORESET_MODES = {"next_step": AutoresetMode.NEXT_STEP, "same_step": AutoresetMode.SAME_STEP}
+
+
+def memory_needed(rules: Any, num_envs: int, action_features: bool = False, record: bool = False) -> int:
+    """Bytes a vector env of ``num_envs`` games under ``rules`` holds: the batch engine's games
+    (:func:`~allfives_env.batch.engine.memory_needed`) and, per observation entry of every game, the
+    observation space's bounds (Gymnasium's ``Box`` keeps ``low`` and ``high`` in float32 and a bool array
+    of each bounded side: 10 bytes) and two float32 observation arrays (a step's, and ``same_step``'s final
+    ones), plus two bool legal masks. The observation is what grows with the rules (4 players, double-12
+    and action features: 4,961 floats a game), so it is what the check must count before it is built.
+    Policy opponents add one observation buffer each, which is not counted."""
+    encoder = ObservationEncoder(rules, action_features)
+    per_game = batch_memory_needed(rules, 1, record) + 18 * encoder.size + 2 * encoder.num_actions
+    return int(num_envs) * per_game
+
+
+def _check_memory(rules: Any, num_envs: int, action_features: bool, record: bool) -> None:
+    """A :class:`BatchError` naming the memory ``num_envs`` games need and a ``num_envs`` that fits, before
+    anything of that size is allocated (a batch too large for the machine would otherwise fail with
+    numpy's raw ``MemoryError`` half-built, or swap)."""
+    available = available_memory()
+    needed = memory_needed(rules, num_envs, action_features, record)
+    if available is None or needed <= available:
+        return
+    per_game = needed // num_envs
+    fits = min(available // per_game, MAX_GAMES)
+    advice = f"use num_envs={fits} or fewer" if fits else "not even one game fits: free some memory"
+    raise BatchError(f"num_envs={num_envs} needs about {needed / 2**30:.1f} GiB ({per_game:,} bytes a game: the "
+                     f"observations and their bounds in the observation space, and the games), more than the "
+                     f"{available / 2**30:.1f} GiB of memory available: {advice}")
 
 
 def _autoreset_mode(value: Any) -> AutoresetMode:
@@ -95,12 +128,14 @@ class AllFivesVectorEnv(gymnasium.vector.VectorEnv):
             raise BatchError(f"record={short_repr(record)} is not allowed: give True or False")
         specs = list(setup.opponents) + ([] if setup.partner is None else [setup.partner])
         check_batch_specs(specs)
+        autoreset = _autoreset_mode(autoreset_mode)
+        _check_memory(setup.rules, int(num_envs), setup.action_features, bool(record))
         n = self.num_envs = int(num_envs)
         self.rules = rules = setup.rules
         self.reward_mode, self.episode, self.fixed_seat = setup.reward, setup.episode, setup.seat
         self.partner = setup.partner
         self.record = bool(record)
-        self.autoreset_mode = _autoreset_mode(autoreset_mode)
+        self.autoreset_mode = autoreset
         self.metadata = {**type(self).metadata, "autoreset_mode": self.autoreset_mode}
         self.render_mode = None
         encoder = ObservationEncoder(rules, setup.action_features)
@@ -128,7 +163,12 @@ class AllFivesVectorEnv(gymnasium.vector.VectorEnv):
     # -------------------------------------------------------------- episodes
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None) -> tuple[np.ndarray, dict]:
         """Deal ``num_envs`` new games: from ``seed`` (one integer for the whole batch: game ``i``'s deals
-        depend on it and ``i`` only), else from the env's generator. ``options`` is not supported."""
+        depend on it and ``i`` only), else from the env's generator. ``options`` is not supported.
+
+        Transactional: the new batch (the one step that can be refused, for memory) is built before anything
+        of the env changes, and the seed of ``reset()`` is drawn from a copy of the generator, so a refused
+        reset leaves the env as it was. The opponents are restarted, not rebuilt: a policy file is read once,
+        when its opponent joins."""
         if options:
             raise BatchError(f"reset options {short_repr(options)} are not supported by the vector env: it deals every "
                              "game from the batch engine's streams (fix a deal with the one-game env AllFives-v0)")
@@ -136,13 +176,14 @@ class AllFivesVectorEnv(gymnasium.vector.VectorEnv):
             raise SeedError(f"seed={short_repr(seed)} is not allowed: give one non-negative integer for the whole "
                             "batch (game i's deals depend on it and i), or None")
         seed = check_seed(seed)
-        if seed is None:
-            seed = int(self.rng.integers(MAX_SEED)) if self.rng is not None else \
+        if seed is None:  # on success the generator is replaced anyway: drawing from a copy changes nothing
+            seed = int(copy.deepcopy(self.rng).integers(MAX_SEED)) if self.rng is not None else \
                 int(np.random.SeedSequence().entropy % MAX_SEED)
-        self.rng = np.random.default_rng(seed)
-        self.batch = BatchGame(self.rules, self.num_envs, seed=int(self.rng.integers(STREAM_LIMIT)),
-                               stop_after_hand=self.episode == "hand", record=self.record)
-        self.pool.reseed(self.rng)
+        rng = np.random.default_rng(seed)
+        batch = BatchGame(self.rules, self.num_envs, seed=int(rng.integers(STREAM_LIMIT)),
+                          stop_after_hand=self.episode == "hand", record=self.record)
+        self.rng, self.batch = rng, batch  # nothing below can be refused
+        self.pool.reseed(rng)
         self._deal(self.rows)
         self._play_opponents()
         self._redeal_finished()
@@ -286,22 +327,48 @@ class AllFivesVectorEnv(gymnasium.vector.VectorEnv):
 
     # -------------------------------------------------------------- opponents
     def set_opponents(self, opponents: Sequence[str], weights: Optional[Sequence[float]] = None,
-                      indices: Optional[Sequence[int]] = None) -> None:
+                      indices: Union[None, int, Iterable[int]] = None) -> None:
         """Draw the opponents of the games ``indices`` (default all) from this mixture from their next episode
-        on; checked as the constructor checks it, and every spec must have a batch opponent."""
+        on; checked as the constructor checks it, and every spec must have a batch opponent.
+
+        ``indices``: a game index or any iterable of them (a list, a range, a generator, a numpy integer
+        array), each 0..num_envs-1 and given once, as stable-baselines3's ``env_method(indices=...)`` takes
+        them; an empty one names no game, so nothing changes (the mixture is still checked). Bad input is an
+        :class:`AgentError` (a spec, a weight, an index) and changes nothing."""
         specs, mixture = opponent_mixture(opponents, weights)
         check_batch_specs(specs)
         games = self.rows if indices is None else self._indices(indices)
+        if not len(games):
+            return
         self.pool.set_mixture(specs, mixture, games)
         if len(games) == self.num_envs:
             self.opponent_specs, self.opponent_weights = list(specs), list(mixture)
         self.pool.prune(self.seated, [] if self.partner_id is None else [self.partner_id])
 
-    def _indices(self, indices: Sequence[int]) -> np.ndarray:
-        """Game indices checked to lie in 0..num_envs-1."""
-        games = integer_values(list(indices), "indices", (len(indices),), error=AgentError)
-        if ((games < 0) | (games >= self.num_envs)).any():
-            raise AgentError(f"indices {short_repr(list(indices))} must lie in 0..{self.num_envs - 1}")
+    def _indices(self, indices: Any) -> np.ndarray:
+        """Game indices (one, or an iterable of them) as an int64 array, each checked to be an integer
+        0..num_envs-1 given once. At most num_envs + 1 items are read, so an endless generator is refused
+        rather than read forever."""
+        allowed = f"game indices are integers and must lie in 0..{self.num_envs - 1}, each given once"
+        if isinstance(indices, np.ndarray):
+            indices = indices.tolist()  # Python scalars: an integer array's entries are ints, a bool array's bools
+        if is_integer(indices):
+            items: list[Any] = [indices]
+        elif isinstance(indices, (str, bytes)) or not isinstance(indices, Iterable):
+            raise AgentError(f"indices={short_repr(indices)} is not allowed: give a game index, an iterable of them "
+                             f"or None for every game ({allowed})")
+        else:
+            items = list(itertools.islice(iter(indices), self.num_envs + 1))
+        if len(items) > self.num_envs:
+            raise AgentError(f"indices names more than the {self.num_envs} games: {allowed}")
+        for item in items:
+            if not is_integer(item) or not 0 <= item < self.num_envs:
+                raise AgentError(f"indices holds {short_repr(item)}, which is not a game index: {allowed}")
+        games = np.array(items, dtype=np.int64)
+        values, counts = np.unique(games, return_counts=True)
+        if (counts > 1).any():
+            raise AgentError(f"indices names games {short_repr(values[counts > 1].tolist())} more than once: "
+                             f"{allowed}")
         return games
 
     def seated_specs(self, i: int) -> list[Optional[str]]:

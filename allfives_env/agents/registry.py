@@ -30,7 +30,7 @@ from ..core.errors import AgentError, short_repr as _short
 from .base import Agent
 
 __all__ = ["AgentError", "Extra", "register_agent", "agent_names", "describe_agents", "parse_agent_spec",
-           "make_agent", "check_agent_rules"]
+           "check_agent_spec", "make_agent", "check_agent_rules"]
 
 
 class Extra(NamedTuple):
@@ -201,12 +201,14 @@ def _coerce(agent: str, key: str, value: Any, kind: Optional[str], nullable: boo
     return value
 
 
-def make_agent(spec: str, seed: Optional[int] = None, **params: Any) -> Agent:
-    """Build a registered agent from a name or spec string plus keyword parameters.
+def check_agent_spec(spec: str, **params: Any) -> tuple[str, dict[str, Any]]:
+    """The agent's name and its parameters (the spec's and ``params``), each checked and read as the type
+    the agent declares (an integer, a finite number, true or false, a string); an :class:`AgentError`
+    names an unknown agent, a parameter it does not take, a value of the wrong type, or ``seed``.
 
-    Every parameter is checked against the type the agent declares (an integer, a finite number, true or
-    false, a string) before the agent is built, and the agent then checks its ranges: a bad value raises
-    :class:`AgentError` naming the parameter and what it takes. ``seed`` is given here, not in the spec.
+    The one rule for agent-spec parameters: :func:`make_agent` applies it before building an agent, and
+    the vector env's batch opponents apply it before building theirs, so a spec is accepted or refused the
+    same way, with the same message, wherever it is given. Ranges are the agent's own to check.
     """
     name, pairs = _split_spec(spec)
     if name not in _REGISTRY:
@@ -226,7 +228,7 @@ def make_agent(spec: str, seed: Optional[int] = None, **params: Any) -> Agent:
     ]
     kinds = _param_kinds(factory)
     given = [(key, value, True) for key, value in pairs] + [(key, value, False) for key, value in params.items()]
-    spec_params: dict[str, Any] = {}
+    checked: dict[str, Any] = {}
     for key, value, from_text in given:
         if key == "seed":
             raise AgentError(f"agent {name!r}: seed is not a spec parameter; the run seeds its agents (--seed, or "
@@ -234,14 +236,25 @@ def make_agent(spec: str, seed: Optional[int] = None, **params: Any) -> Agent:
         if key not in signature.parameters or key not in allowed:
             if not accepts_any:
                 raise AgentError(f"agent {name!r} takes no parameter {_short(key)}; it takes {allowed or 'none'}")
-            spec_params[key] = _json_value(value) if from_text else value
+            checked[key] = _json_value(value) if from_text else value
             continue
         kind, nullable = kinds.get(key, (None, True))
-        spec_params[key] = _coerce(name, key, value, kind, nullable, from_text)
+        checked[key] = _coerce(name, key, value, kind, nullable, from_text)
+    return name, checked
+
+
+def make_agent(spec: str, seed: Optional[int] = None, **params: Any) -> Agent:
+    """Build a registered agent from a name or spec string plus keyword parameters.
+
+    Every parameter is checked by :func:`check_agent_spec` before the agent is built, and the agent then
+    checks its ranges: a bad value raises :class:`AgentError` naming the parameter and what it takes.
+    ``seed`` is given here, not in the spec.
+    """
+    name, checked = check_agent_spec(spec, **params)
     try:
-        return factory(seed=seed, **spec_params)
+        return _factory(name)(seed=seed, **checked)
     except (TypeError, ValueError) as exc:
-        raise AgentError(f"agent {name!r} with {_short(spec_params)}: {exc}") from None
+        raise AgentError(f"agent {name!r} with {_short(checked)}: {exc}") from None
 
 
 def check_agent_rules(agent: Agent, rules: Any) -> None:
