@@ -182,6 +182,17 @@ def test_finished_games_make_room_before_idle_ones() -> None:
         assert client.get(f"/api/games/{kept['id']}").status_code == 200
 
 
+def test_a_refused_new_game_drops_no_idle_game() -> None:
+    clock = Clock()
+    app = create_app(cap=1, active=10, clock=clock)
+    with TestClient(app) as client:
+        idle = new_game(client, seed=1)
+        clock.now = 20.0
+        r = client.post("/api/games", json={"opponents": ["greedy"], "rules": {"hand_end": "nope"}})  # the engine refuses
+        assert r.status_code == 422 and list(app.state.store.sessions) == [idle["id"]]
+        assert new_game(client, seed=2)["id"] in app.state.store.sessions  # a game that starts takes its place
+
+
 def test_a_game_with_a_request_in_flight_is_never_dropped() -> None:
     """A hint still running holds its game: neither the cap nor the expiry drops it meanwhile."""
     clock = Clock()
@@ -236,6 +247,22 @@ def test_the_command_line_sets_the_limits(monkeypatch: pytest.MonkeyPatch, capsy
     with pytest.raises(SystemExit):
         main(["serve", "--new-games-per-minute", "0"])
     assert "--new-games-per-minute" in capsys.readouterr().err
+
+
+def test_the_help_states_the_limits_the_server_applies(capsys: pytest.CaptureFixture) -> None:
+    from allfives_env.cli import main
+    from allfives_env.serve.limits import DEFAULT_BURST, DEFAULT_PER_MINUTE
+    from allfives_env.serve.schemas import MAX_SERVED_TARGET
+    from allfives_env.serve.sessions import DEFAULT_ACTIVE
+
+    with pytest.raises(SystemExit):
+        main(["serve", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for words in (f"at most {MAX_SERVED_HANDS} hands", f"target of at most {MAX_SERVED_TARGET}",
+                  f"at most {app_module.PAGE_FRAMES} frames", f"make room (default {DEFAULT_ACTIVE // 60})",
+                  f"at once (default {DEFAULT_BURST})", f"after the burst (default {DEFAULT_PER_MINUTE:g})",
+                  "503 and Retry-After", "429 and Retry-After", "X-Frame-Options: DENY", "frame-ancestors 'none'"):
+        assert words in text, words
 
 
 # ---------------------------------------------------------------------------------------------- long games

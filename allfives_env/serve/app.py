@@ -272,10 +272,10 @@ async def create(request: Request) -> Response:
     client = _client(request)
     limit.take(client)
     try:
-        store.make_room()  # refuse before building agents when the server is full
+        store.check_room()  # refuse before building agents when the server is full
         seed = store.new_seed() if settings.seed is None else settings.seed
         session = await think(request, start_session, settings, seed, store.now())
-        store.add(session)  # again: other games may have started while the agents were built
+        store.add(session)  # checks again: other games may have started while the agents were built
     except BaseException:
         limit.give_back(client)
         raise

@@ -162,18 +162,15 @@ class SessionStore:
         the active window."""
         return session.busy or self.now() - session.touched < self.active
 
-    def make_room(self) -> None:
-        """Make room for one more game: drop expired games, then, at the cap, an inactive one (a finished
-        game first, then the least recently used); 503 when every game is active."""
+    def check_room(self) -> None:
+        """Refuse (503, with the seconds until a game goes idle) unless a new game could be kept now, after
+        dropping expired games; nothing else is dropped yet, so a new game refused later changes nothing."""
         self.purge()
-        while len(self.sessions) >= self.cap:
-            idle = [k for k, s in self.sessions.items() if not self.is_active(s)]
-            if not idle:
-                raise RequestError(503, f"the server is full: all {self.cap} games are being played (moved or "
-                                        f"viewed in the last {self.active / 60:g} minutes); try again in "
-                                        f"{self.retry_after()} s", retry_after=self.retry_after())
-            victim = next((k for k in idle if self.sessions[k].game.over), idle[0])
-            del self.sessions[victim]
+        if len(self.sessions) >= self.cap and all(self.is_active(s) for s in self.sessions.values()):
+            wait = self.retry_after()
+            raise RequestError(503, f"the server is full: all {self.cap} games are being played (moved or viewed "
+                                    f"in the last {self.active / 60:g} minutes); try again in {wait} s",
+                               retry_after=wait)
 
     def retry_after(self) -> int:
         """Seconds until the first game stops being active (room for a new game then), at least 1."""
@@ -182,8 +179,12 @@ class SessionStore:
         return max(1, math.ceil(min(waits, default=self.active)))
 
     def add(self, session: Session) -> None:
-        """Keep ``session``, making room first (:meth:`make_room`: 503 when every game is active)."""
-        self.make_room()
+        """Keep ``session``, making room at the cap by dropping an inactive game (a finished one first,
+        then the least recently used); 503 when every game is active (:meth:`check_room`)."""
+        self.check_room()
+        while len(self.sessions) >= self.cap:
+            idle = [k for k, s in self.sessions.items() if not self.is_active(s)]
+            del self.sessions[next((k for k in idle if self.sessions[k].game.over), idle[0])]
         self.sessions[session.id] = session
 
     def get(self, game_id: str) -> Session:
