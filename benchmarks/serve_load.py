@@ -166,8 +166,9 @@ async def _build_largest(url: str, count: int, seed: int, hands: Optional[int]) 
     conns = [Connection(host, int(port)) for _ in range(count)]
     rules = {**LARGEST_GAME["rules"], "target": MAX_SERVED_TARGET, "max_hands": hands or MAX_SERVED_HANDS}
     try:
-        gids = await asyncio.gather(*[_play_out(conns[k], 10_000 + k, {**LARGEST_GAME, "rules": rules, "seed": seed + k},
-                                                seed, report, timed=False) for k in range(count)])
+        games = [{**LARGEST_GAME, "rules": rules, "seed": seed + k} for k in range(count)]
+        gids = await asyncio.gather(*[_play_out(conns[k], 10_000 + k, games[k], seed, report, timed=False)
+                                      for k in range(count)])
     finally:
         for conn in conns:
             conn.close()
@@ -185,7 +186,8 @@ async def _fetch_loop(url: str, gid: str, stop: Any, out: dict[str, Any]) -> Non
             while True:
                 status, page = await conn.request("GET", f"/api/games/{gid}?since={since}")
                 size, pages = size + conn.received, pages + 1
-                if status != 200 or page["since"] != since or (page["frames"] and page["frames"][0]["step"] != since + 1):
+                first = page["frames"][0]["step"] if status == 200 and page["frames"] else since + 1
+                if status != 200 or page["since"] != since or first != since + 1:
                     out["errors"].append(f"fetch of {gid} from {since}: answered {status} {str(page)[:200]}")
                     return
                 frames += len(page["frames"])

@@ -123,7 +123,8 @@ def test_a_refused_hint_or_new_game_changes_nothing(client: TestClient) -> None:
     for body in ({"agent": "greedy"}, {"agent": 7}, {"agent": "oracle"}, {"agent": "pimc:samples=9"}, {"x": 1}, b"["):
         r = _post(client, f"/api/games/{gid}/hint", body)
         assert 400 <= r.status_code < 500, (body, r.text)
-        assert _snapshot(client, gid) == before and not client.app.state.store.sessions[gid].analysts  # type: ignore[attr-defined]
+        assert _snapshot(client, gid) == before
+        assert not client.app.state.store.sessions[gid].analysts  # type: ignore[attr-defined]
     limit = client.app.state.limit  # type: ignore[attr-defined]
     tokens = limit.level("testclient")
     for body in ({"players": 9}, {"opponents": ["nobody"]}, {"rules": {"target": 0}}, {"rules": {"max_hands": None}},
@@ -188,7 +189,8 @@ def test_a_refused_new_game_drops_no_idle_game() -> None:
     with TestClient(app) as client:
         idle = new_game(client, seed=1)
         clock.now = 20.0
-        r = client.post("/api/games", json={"opponents": ["greedy"], "rules": {"hand_end": "nope"}})  # the engine refuses
+        bad_rules = {"opponents": ["greedy"], "rules": {"hand_end": "nope"}}  # the engine refuses them
+        r = client.post("/api/games", json=bad_rules)
         assert r.status_code == 422 and list(app.state.store.sessions) == [idle["id"]]
         assert new_game(client, seed=2)["id"] in app.state.store.sessions  # a game that starts takes its place
 
@@ -319,7 +321,8 @@ def test_a_web_game_has_a_bounded_length(client: TestClient) -> None:
 def test_a_client_that_hangs_up_mid_body_is_one_log_line(caplog: pytest.LogCaptureFixture) -> None:
     app = create_app()
     sent: list[dict[str, Any]] = []
-    parts = [{"type": "http.request", "body": b'{"players": ', "more_body": True}, {"type": "http.disconnect"}]
+    cut_short = [{"type": "http.request", "body": b'{"players": ', "more_body": True}, {"type": "http.disconnect"}]
+    parts: list[dict[str, Any]] = []
 
     async def receive() -> dict[str, Any]:
         return parts.pop(0) if parts else {"type": "http.disconnect"}
@@ -333,7 +336,7 @@ def test_a_client_that_hangs_up_mid_body_is_one_log_line(caplog: pytest.LogCaptu
              "client": ("127.0.0.1", 40000), "server": ("127.0.0.1", 8000)}
     with caplog.at_level(logging.INFO):
         for _ in range(3):
-            parts[:] = [{"type": "http.request", "body": b'{"players": ', "more_body": True}, {"type": "http.disconnect"}]
+            parts[:] = cut_short
             asyncio.run(app(scope, receive, send))  # no exception escapes to the server, which would log a traceback
     lines = [r for r in caplog.records if "went away" in r.getMessage()]
     assert len(lines) == 3 and all(r.exc_info is None for r in caplog.records)
@@ -358,9 +361,10 @@ def test_the_host_check_takes_our_hosts_with_a_port(client: TestClient, host: st
 
 def test_no_answer_may_be_framed_by_another_site(client: TestClient) -> None:
     state = new_game(client, seed=1)
-    answers = [client.get("/"), client.get("/assets/play.js"), client.get("/assets/draw.js"), client.get("/api/options"),
-               client.get(f"/api/games/{state['id']}"), client.get("/api/games/nope"), client.get("/nowhere"),
-               client.delete("/api/games"), client.post("/api/games", content=b"{", headers={"content-type": "application/json"}),
+    answers = [client.get("/"), client.get("/assets/play.js"), client.get("/assets/draw.js"),
+               client.get("/api/options"), client.get(f"/api/games/{state['id']}"), client.get("/api/games/nope"),
+               client.get("/nowhere"), client.delete("/api/games"),
+               client.post("/api/games", content=b"{", headers={"content-type": "application/json"}),
                client.get("/", headers={"host": "evil.example"})]
     for r in answers:
         assert r.headers["x-frame-options"] == "DENY", r.request.url

@@ -75,7 +75,8 @@ VIEWER_ASSETS = {"draw.js": "text/javascript", "viewer.css": "text/css"}
 #: No answer may be drawn inside another site's frame (clickjacking a move or a new game).
 NO_FRAMES = "frame-ancestors 'none'"
 #: The page loads only its own files; the viewer page of a finished game only what it inlines.
-PAGE_CSP = f"default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; {NO_FRAMES}"
+PAGE_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+            + NO_FRAMES)
 VIEWER_CSP = f"default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:; {NO_FRAMES}"
 #: Added to every answer that does not set its own (:class:`SecurityHeaders`).
 SECURITY_HEADERS = {"X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer", "Cache-Control": "no-store",
