@@ -132,6 +132,33 @@ def test_config_errors_name_the_key_the_value_and_what_is_allowed(tmp_path: Path
         load_config(tmp_path / "nowhere.yaml")
 
 
+SB3_NONSENSE = [  # (override, what the one-line error names): the same bounds as the RLlib config's
+    ("ppo.learning_rate=1e300", "ppo.learning_rate: must be a number in (0.0, 1.0], got 1e+300"),
+    ("imitation.learning_rate=5", "imitation.learning_rate: must be a number in (0.0, 1.0]"),
+    ("ppo.clip_range=50", "ppo.clip_range: must be a number in (0.0, 10.0]"),
+    ("ppo.ent_coef=1e9", "ppo.ent_coef: must be a number in [0.0, 100.0]"),
+    ("ppo.vf_coef=1e9", "ppo.vf_coef: must be a number in [0.0, 100.0]"),
+    ("ppo.max_grad_norm=1e9", "ppo.max_grad_norm: must be a number in (0.0, 1000.0]"),
+    ("ppo.target_kl=1e9", "ppo.target_kl: must be null or a number in (0.0, 100.0]"),
+    ("output.dir=/dev/null", "output.dir: must be a directory the run can write into"),
+    ("evaluation.baselines=[pimc:samples=100000000]", "searches 100,000,000 samples per decision"),
+    ("opponents=[pimc:samples=20000]", "searches 20,000 samples per decision"),
+]
+
+
+@pytest.mark.parametrize("override,message", SB3_NONSENSE, ids=[o for o, _ in SB3_NONSENSE])
+def test_nonsense_values_are_refused_before_training(override: str, message: str, tmp_path: Path) -> None:
+    """A value no run could use (an overflowing learning rate, a device as the output folder, a search that
+    would never finish an evaluation) is refused with the config, not found out minutes into the run."""
+    with pytest.raises(ConfigError) as caught:
+        load_config(TINY, [override])
+    assert message in str(caught.value) and "\n" not in str(caught.value)
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(ConfigError, match="is not a directory"):
+        load_config(TINY, [f"output.dir={tmp_path / 'file' / 'runs'}"])
+    assert load_config(TINY, [f"output.dir={tmp_path / 'new' / 'runs'}"]).output.dir.endswith("runs")
+
+
 def test_shipped_configs_are_valid() -> None:
     for path in sorted((ROOT / "configs").glob("*.yaml")):
         if path.name.startswith("rllib_"):  # RLlib configs: tests/test_rllib.py

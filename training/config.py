@@ -17,10 +17,11 @@ from typing import Any, Mapping, Optional, Union
 
 from allfives_env.core.outcome import EPISODE_MODES, REWARD_MODES
 from allfives_training.schema import (
-    MAX_CHECKPOINTS_KEPT, MAX_EPOCHS, MAX_GAMES, MAX_PROCESSES, MAX_REPLAYS, MAX_SEED, MAX_STEPS, ConfigError,
-    Section, agent_specs, apply_overrides, boolean, build_rules, check_agent_specs, choice, integer,
-    layer_sizes, load_checked, number, read_checked, opponent_mixture, optional, path_text, read_yaml, resolve, rules_options,
-    run_name, section, setting, text,
+    MAX_CHECKPOINTS_KEPT, MAX_CLIP, MAX_EPOCHS, MAX_GAMES, MAX_GRAD_CLIP, MAX_LEARNING_RATE, MAX_LOSS_WEIGHT,
+    MAX_PROCESSES, MAX_REPLAYS, MAX_SEED, MAX_STEPS, ConfigError, Section, agent_specs, apply_overrides, boolean,
+    build_rules, check_agent_specs, choice, integer, layer_sizes, load_checked, number, read_checked,
+    opponent_mixture, optional, read_yaml, resolve, rules_options, run_name, section, setting, text,
+    writable_dir,
 )
 from allfives_training.run_plan import ConfigKind
 from allfives_training.runs import latest_checkpoint
@@ -86,8 +87,8 @@ class ImitationConfig(Section):
     """passes over the recorded decisions"""
     batch_size: int = setting(1024, integer(1, MAX_IMITATION_BATCH))
     """decisions per gradient step"""
-    learning_rate: float = setting(1e-3, number(0.0, lo_open=True))
-    """Adam's learning rate while cloning"""
+    learning_rate: float = setting(1e-3, number(0.0, MAX_LEARNING_RATE, lo_open=True))
+    """Adam's learning rate while cloning, in (0, 1]"""
     value: bool = setting(True, boolean)
     """also fit the critic to the recorded returns"""
     processes: int = setting(2, integer(1, MAX_PROCESSES))
@@ -119,8 +120,8 @@ class NetworkConfig(Section):
 class PPOConfig(Section):
     """sb3-contrib ``MaskablePPO`` hyper-parameters (passed to it by name)."""
 
-    learning_rate: float = setting(3e-4, number(0.0, lo_open=True))
-    """Adam's learning rate"""
+    learning_rate: float = setting(3e-4, number(0.0, MAX_LEARNING_RATE, lo_open=True))
+    """Adam's learning rate, in (0, 1]"""
     n_steps: int = setting(128, integer(1, MAX_ROLLOUT))
     """steps per env per rollout (rollout = n_envs x n_steps)"""
     batch_size: int = setting(512, integer(1, MAX_ROLLOUT))
@@ -131,16 +132,16 @@ class PPOConfig(Section):
     """discount factor"""
     gae_lambda: float = setting(0.95, number(0.0, 1.0))
     """GAE's lambda"""
-    clip_range: float = setting(0.2, number(0.0, lo_open=True))
-    """PPO's clipping of the probability ratio"""
-    ent_coef: float = setting(0.01, number(0.0))
-    """entropy bonus"""
-    vf_coef: float = setting(0.5, number(0.0))
-    """value loss weight"""
-    max_grad_norm: float = setting(0.5, number(0.0, lo_open=True))
-    """gradient clipping"""
-    target_kl: Optional[float] = setting(None, optional(number(0.0, lo_open=True)))
-    """stop an update's epochs early past this KL divergence; null = never"""
+    clip_range: float = setting(0.2, number(0.0, MAX_CLIP, lo_open=True))
+    """PPO's clipping of the probability ratio, in (0, 10]"""
+    ent_coef: float = setting(0.01, number(0.0, MAX_LOSS_WEIGHT))
+    """entropy bonus, in [0, 100]"""
+    vf_coef: float = setting(0.5, number(0.0, MAX_LOSS_WEIGHT))
+    """value loss weight, in [0, 100]"""
+    max_grad_norm: float = setting(0.5, number(0.0, MAX_GRAD_CLIP, lo_open=True))
+    """gradient clipping's norm, in (0, 1000]"""
+    target_kl: Optional[float] = setting(None, optional(number(0.0, MAX_LOSS_WEIGHT, lo_open=True)))
+    """stop an update's epochs early past this KL divergence, in (0, 100]; null = never"""
     normalize_advantage: bool = setting(True, boolean)
     """normalise each minibatch's advantages"""
 
@@ -182,8 +183,8 @@ class CheckpointConfig(Section):
 class OutputConfig(Section):
     """Where a run writes, and what it shows."""
 
-    dir: str = setting("runs", path_text)
-    """the folder of run directories"""
+    dir: str = setting("runs", writable_dir)
+    """the folder of run directories (a directory the run can write into, or a new path under one)"""
     tensorboard: bool = setting(True, boolean)
     """TensorBoard logs in <run>/tb"""
     progress: bool = setting(True, boolean)

@@ -35,7 +35,8 @@ __all__ = [
     "ConfigError", "Check", "Section", "setting", "section", "resolve", "build_rules", "check_agent_specs",
     "read_yaml", "parse_yaml", "apply_overrides", "load_checked", "read_checked", "rules_options", "opponent_mixture",
     "is_int", "is_number", "integer", "number", "choice", "boolean", "text", "path_text", "optional", "run_name",
-    "layer_sizes", "agent_specs",
+    "layer_sizes", "agent_specs", "writable_dir", "search_work",
+    "MAX_LEARNING_RATE", "MAX_CLIP", "MAX_LOSS_WEIGHT", "MAX_GRAD_CLIP", "MAX_SEARCH_WORK", "SEARCH_COUNTS",
     "MAX_SEED", "MAX_STEPS", "MAX_DEPTH", "MAX_SPECS", "MAX_PROCESSES", "MAX_GAMES", "MAX_REPLAYS",
     "MAX_CHECKPOINTS_KEPT", "MAX_EPOCHS",
 ]
@@ -59,6 +60,20 @@ MAX_EPOCHS = 10**4  # PPO epochs per rollout
 MAX_WEIGHT = 1e9  # an opponent's mixture weight
 MAX_LAYERS = 64  # hidden layers of a network
 MAX_UNITS = 65536  # units of a hidden layer
+#: Adam's learning rate: a step of the weights' own scale or more is divergence, not learning (3e-4 is usual)
+MAX_LEARNING_RATE = 1.0
+#: PPO's clip: the probability ratio is clipped to [1 - clip, 1 + clip]; above 1 its lower end is already 0
+MAX_CLIP = 10.0
+#: the loss terms' weights (entropy, value, KL): the policy loss has weight 1, so 100 already drowns it
+MAX_LOSS_WEIGHT = 100.0
+#: gradient clipping's norm: beyond this it clips nothing a trainable run produces (null: no clipping)
+MAX_GRAD_CLIP = 1000.0
+#: samples (or simulations x rollouts) per decision of a searching baseline or opponent: 50 times pimc's 200 samples, 100
+#: times ISMCTS's 100 simulations; more makes one evaluation game take minutes, a final evaluation days
+MAX_SEARCH_WORK = 10_000
+#: the parameters of the searching agents that multiply their work per decision (pimc's guesses, the OpenSpiel
+#: bots' simulations and their rollouts per leaf)
+SEARCH_COUNTS = ("samples", "sims", "rollouts")
 
 Check = Callable[[Any], Optional[str]]  # returns what is allowed when the value is wrong, else None
 Converter = Callable[[Any, str, str], Any]  # (value, dotted key, where) -> the normalised value, or ConfigError
@@ -117,6 +132,37 @@ def text(v: Any) -> Optional[str]:
 def path_text(v: Any) -> Optional[str]:
     """A directory path: a string without control characters (NUL cannot be in a path)."""
     return text(v)
+
+
+def writable_dir(v: Any) -> Optional[str]:
+    """A folder a run can write into: an existing writable directory, or a new path whose nearest existing
+    parent is one (the run creates the rest). Checked with the config, so a file, a device (``/dev/null``)
+    or a read-only place is refused before Ray starts, not when the first file is written."""
+    wanted = path_text(v)
+    if wanted is not None:
+        return wanted
+    allowed = "a directory the run can write into (an existing writable directory, or a new path under one)"
+    try:
+        path = Path(v).absolute()
+        existing = next(p for p in (path, *path.parents) if os.path.lexists(p))
+        if not existing.is_dir():
+            return f"{allowed}; {existing} is not a directory"
+        if not os.access(existing, os.W_OK | os.X_OK):
+            return f"{allowed}; {existing} is not writable"
+    except (OSError, ValueError) as exc:  # the working directory is gone, a path the system refuses
+        return f"{allowed}; {exc}"
+    return None
+
+
+def search_work(agent: Any) -> int:
+    """Samples (or simulations x rollouts) per decision of a built agent: the product of its :data:`SEARCH_COUNTS`, 1 for
+    an agent that does not search. Read from the agent, so its defaults count as much as a spec's values."""
+    work = 1
+    for name in SEARCH_COUNTS:
+        count = getattr(agent, name, None)
+        if is_int(count) and count > 1:
+            work *= count
+    return work
 
 
 def optional(check: Check) -> Check:
@@ -315,7 +361,8 @@ def build_rules(options: Mapping[str, Any], where: str) -> Any:
 
 
 def check_agent_specs(specs: list[tuple[str, str]], rules: Any, where: str) -> None:
-    """Build each ``(section, spec)`` agent once, so a bad spec or a policy file for other rules fails now."""
+    """Build each ``(section, spec)`` agent once, so a bad spec, a policy file for other rules or a search
+    too costly to finish (over :data:`MAX_SEARCH_WORK` per decision) fails now."""
     from allfives_env.agents import make_agent
 
     for key, spec in specs:
@@ -323,6 +370,11 @@ def check_agent_specs(specs: list[tuple[str, str]], rules: Any, where: str) -> N
             agent = make_agent(spec)
         except (ValueError, TypeError) as exc:
             raise ConfigError(f"{where}{key}: {exc}") from None
+        work = search_work(agent)
+        if work > MAX_SEARCH_WORK:  # an evaluation plays thousands of its decisions: it would never end
+            raise ConfigError(f"{where}{key}: {short_repr(spec)} searches {work:,} samples per decision (samples, "
+                              f"or sims x rollouts); a baseline or opponent may search at most "
+                              f"{MAX_SEARCH_WORK:,}, e.g. pimc:samples=200")
         check_rules = getattr(getattr(agent, "policy", None), "check_rules", None)
         if check_rules is not None:
             try:

@@ -15,77 +15,30 @@ final evaluation). All of it is checked before Ray starts.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Optional, Union
 
-from allfives_env.core.errors import short_repr
 from allfives_env.core.outcome import EPISODE_MODES, REWARD_MODES
 from allfives_training.config import ACTIVATIONS
 from allfives_training.schema import (
-    MAX_CHECKPOINTS_KEPT, MAX_EPOCHS, MAX_GAMES, MAX_PROCESSES, MAX_REPLAYS, MAX_SEED, MAX_STEPS, ConfigError,
-    Section, agent_specs, boolean, build_rules, check_agent_specs, choice, integer, layer_sizes,
-    is_int, load_checked, number, read_checked, opponent_mixture, optional, path_text, resolve, rules_options, run_name,
-    section, setting,
+    MAX_CHECKPOINTS_KEPT, MAX_CLIP, MAX_EPOCHS, MAX_GAMES, MAX_GRAD_CLIP, MAX_LEARNING_RATE, MAX_LOSS_WEIGHT,
+    MAX_PROCESSES, MAX_REPLAYS, MAX_SEARCH_WORK, MAX_SEED, MAX_STEPS, ConfigError, Section, agent_specs, boolean,
+    build_rules, check_agent_specs, choice, integer, layer_sizes, load_checked, number, read_checked,
+    opponent_mixture, optional, resolve, rules_options, run_name, search_work, section, setting, writable_dir,
 )
 
 __all__ = ["RLlibConfig", "RLlibEnvConfig", "RLlibNetworkConfig", "RLlibPPOConfig", "EnvRunnersConfig",
            "RLlibEvaluationConfig", "RLlibCheckpointConfig", "RLlibOutputConfig", "load_rllib_config",
-           "validate_rllib_config", "rllib_config_from", "writable_dir", "search_work"]
+           "validate_rllib_config", "rllib_config_from", "MAX_SEARCH_WORK", "search_work", "writable_dir"]
 
 MAX_ITERATIONS = 10**9
 MAX_BATCH = 10_000_000  # env steps of a training batch
 MAX_ENV_RUNNERS = 1024
 MAX_ENVS_PER_RUNNER = 4096
 MAX_CPUS_PER_RUNNER = 1024.0
-#: Adam's learning rate: a step of the weights' own scale or more is divergence, not learning (3e-4 is usual)
-MAX_LEARNING_RATE = 1.0
-#: PPO's clip: the probability ratio is clipped to [1 - clip, 1 + clip]; above 1 its lower end is already 0
-MAX_CLIP = 10.0
-#: the loss terms' weights (entropy, value, KL): the policy loss has weight 1, so 100 already drowns it
-MAX_LOSS_WEIGHT = 100.0
-#: gradient clipping's norm: beyond this it clips nothing a trainable run produces (null: no clipping)
-MAX_GRAD_CLIP = 1000.0
-#: samples (or simulations x rollouts) per decision of a searching baseline or opponent: 50 times pimc's 200 samples, 100
-#: times ISMCTS's 100 simulations; more makes one evaluation game take minutes, a final evaluation days
-MAX_SEARCH_WORK = 10_000
-#: the parameters of the searching agents that multiply their work per decision (pimc's guesses, the OpenSpiel
-#: bots' simulations and their rollouts per leaf)
-SEARCH_COUNTS = ("samples", "sims", "rollouts")
 #: who RLlib plays: every seat (self-play), one side per episode (multi-agent env), one seat per game of a batch
 LEARNERS = ("all", "one_side", "one_seat")
-
-
-def writable_dir(v: Any) -> Optional[str]:
-    """A folder a run can write into: an existing writable directory, or a new path whose nearest existing
-    parent is one (the run creates the rest). Checked with the config, so a file, a device (``/dev/null``)
-    or a read-only place is refused before Ray starts, not when the first file is written."""
-    wanted = path_text(v)
-    if wanted is not None:
-        return wanted
-    allowed = "a directory the run can write into (an existing writable directory, or a new path under one)"
-    try:
-        path = Path(v).absolute()
-        existing = next(p for p in (path, *path.parents) if os.path.lexists(p))
-        if not existing.is_dir():
-            return f"{allowed}; {existing} is not a directory"
-        if not os.access(existing, os.W_OK | os.X_OK):
-            return f"{allowed}; {existing} is not writable"
-    except (OSError, ValueError) as exc:  # the working directory is gone, a path the system refuses
-        return f"{allowed}; {exc}"
-    return None
-
-
-def search_work(agent: Any) -> int:
-    """Samples (or simulations x rollouts) per decision of a built agent: the product of its :data:`SEARCH_COUNTS`, 1 for
-    an agent that does not search. Read from the agent, so its defaults count as much as a spec's values."""
-    work = 1
-    for name in SEARCH_COUNTS:
-        count = getattr(agent, name, None)
-        if is_int(count) and count > 1:
-            work *= count
-    return work
 
 
 @dataclass
@@ -245,7 +198,6 @@ def validate_rllib_config(raw: Optional[Mapping[str, Any]], source: str = "") ->
     rules = build_rules(cfg.rules, where)
     specs = [("opponents", s) for s in cfg.opponents] + [("evaluation.baselines", s) for s in cfg.evaluation.baselines]
     check_agent_specs(specs, rules, where)
-    _check_search_work(specs, where)
     _check_network(cfg.network, cfg.env.action_features, where)
     if cfg.learners == "one_seat":
         _check_one_seat(cfg, where)
@@ -254,20 +206,6 @@ def validate_rllib_config(raw: Optional[Mapping[str, Any]], source: str = "") ->
         raise ConfigError(f"{where}ppo.minibatch_size: {ppo.minibatch_size} is more than ppo.train_batch_size "
                           f"({ppo.train_batch_size}); give at most that")
     return cfg
-
-
-def _check_search_work(specs: list[tuple[str, str]], where: str) -> None:
-    """A searching agent's work per decision within :data:`MAX_SEARCH_WORK`: the final evaluation plays
-    thousands of its decisions, a one_side run one at every step; ``pimc:samples=100000000`` would never end.
-    The specs were built once already (:func:`check_agent_specs`), so each builds."""
-    from allfives_env.agents import make_agent
-
-    for key, spec in specs:
-        work = search_work(make_agent(spec))
-        if work > MAX_SEARCH_WORK:
-            raise ConfigError(f"{where}{key}: {short_repr(spec)} searches {work:,} samples per decision (samples, "
-                              f"or sims x rollouts); a baseline or opponent may search at most "
-                              f"{MAX_SEARCH_WORK:,}, e.g. pimc:samples=200")
 
 
 def _check_network(net: RLlibNetworkConfig, action_features: bool, where: str) -> None:
