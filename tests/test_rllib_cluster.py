@@ -1,11 +1,14 @@
 """``allfives train-rllib`` leaves nothing behind and scales out: a tiny run as a command ends with a quiet
-stderr and no Ray process left, and a tiny run trains through ``address`` on a two-node Ray cluster
+stderr (no Ray error line), its final table printed and written as ``allfives train`` writes it, and no Ray
+process left, and a tiny run trains through ``address`` on a two-node Ray cluster
 (``ray.cluster_utils.Cluster``, both nodes on one machine) with one env runner on each node (skipped when
 the [rllib] extra is not installed)."""
 
 from __future__ import annotations
 
+import csv
 import io
+import json
 import os
 import subprocess
 import sys
@@ -55,14 +58,26 @@ def test_a_run_as_a_command_shuts_ray_down_quietly(tmp_path: Path) -> None:
     finally:
         probe.kill()
         probe.wait()
-    args = [sys.executable, "-m", "allfives_env.cli", "train-rllib", "--run-dir", str(tmp_path / "run")]
+    run = tmp_path / "run"
+    args = [sys.executable, "-m", "allfives_env.cli", "train-rllib", "--run-dir", str(run)]
     for override in [*TINY, "env_runners.num_env_runners=2", "evaluation.processes=2"]:
         args += ["--set", override]
     done = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "iteration 1/1" in done.stdout and (tmp_path / "run" / "policy_default_policy.npz").exists()
-    for noise in ("SIGTERM", "Traceback", "sem_post", "*** "):
+    assert "iteration 1/1" in done.stdout and (run / "policy_default_policy.npz").exists()
+    # RLlib's restartable env runners made Ray log an 'E ... core_worker.cc ... max_restarts' line at start
+    for noise in ("SIGTERM", "Traceback", "sem_post", "*** ", "max_restarts", "core_worker.cc"):
         assert noise not in done.stderr, done.stderr[-3000:]
+    # it ends as `allfives train` does: the final table printed as evaluation.md/.csv/.json write it
+    report = (run / "evaluation.md").read_text()
+    assert report.startswith(f"Evaluation of {run / 'policy_default_policy.npz'} after ")
+    assert report.strip() in done.stdout, done.stdout
+    summary, table = (json.loads((run / name).read_text()) for name in ("summary.json", "evaluation.json"))
+    assert [r["baseline"] for r in table["results"]] == ["greedy"] and table["results"] == summary["final"]
+    assert table["games"] == 8 and table["steps"] == summary["env_steps"] and table["iterations"] == 1
+    with open(run / "evaluation.csv", newline="") as f:
+        assert [r["baseline"] for r in csv.DictReader(f)] == ["greedy"]
+    assert f"allfives evaluate ppo:path={run / 'policy_default_policy.npz'} greedy" in done.stdout
     deadline = time.monotonic() + 20
     while _marked(mark) and time.monotonic() < deadline:  # Ray's processes may take a moment to exit
         time.sleep(0.5)
