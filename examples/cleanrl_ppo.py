@@ -46,10 +46,17 @@ Run::
     python examples/cleanrl_ppo.py                                   # defaults: the measured run
     python examples/cleanrl_ppo.py --total-timesteps 2048 --num-envs 64 --num-steps 32 --eval-games 4  # seconds
 
-At the end the trained policy (argmax over the legal actions) plays ``greedy`` and ``random`` through the
-project's evaluation harness (``allfives_env.evaluation.evaluate``: duplicate deals, Wilson 95% interval) on
-evaluation seeds that differ from the training seed, one ``eval vs ...`` line each; ``--export FILE.npz``
-writes it as a numpy policy file (``allfives evaluate ppo:path=FILE.npz greedy``), ``--json-out`` the figures.
+At the end the trained actor is saved as a numpy policy file in a fresh run folder, ``runs/cleanrl_ppo/seed<seed>/``
+(``seed<seed>_2``, ``_3``, ... when taken; with ``args.json``, the settings it was trained with), or where
+``--export FILE.npz`` says, and the ``allfives evaluate ppo:path=... greedy`` line that plays it is printed. Then
+the policy (argmax over the legal actions) plays ``greedy`` and ``random`` through the project's evaluation
+harness (``allfives_env.evaluation.evaluate``: duplicate deals, Wilson 95% interval) on evaluation seeds that
+differ from the training seed, one ``eval vs ...`` line each; ``--json-out`` writes the figures.
+
+Every setting is checked before any training (:func:`check_args`): a value that cannot run (a NaN learning rate,
+``--gamma 5``, more minibatches than the rollout has steps, an unknown opponent, a folder where ``--export``
+wants a file) ends the run with one ``error: --flag value: what is allowed`` line and exit status 2; a file that
+cannot be written at the end (a full disk), with one line and exit status 1.
 Randomness: deals from the env's seeded generator (``--seed``), actions and minibatches from one seeded
 ``torch.Generator``; the weights' start from ``torch.manual_seed(--seed)`` (torch's initialisers read its
 global generator).
@@ -58,11 +65,14 @@ global generator).
 from __future__ import annotations
 
 import json
+import math
+import os
+import shlex
 import sys
 import time
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Literal, Optional
+from typing import Any, Callable, Literal, NoReturn, Optional
 
 import gymnasium
 import numpy as np
@@ -72,12 +82,21 @@ from torch import nn
 
 import allfives_env  # noqa: F401  (registers AllFives-v0)
 from allfives_env.agents import Agent as PlayerAgent, PlayerView, register_agent
+from allfives_env.batch_opponents import check_batch_specs
+from allfives_env.core.errors import AllFivesError, short_repr
 from allfives_env.core.rules import Rules
+from allfives_env.core.seeds import MAX_SEED
 from allfives_env.encoding import ACTION_FEATURES, ObservationEncoder
-from allfives_env.evaluation import evaluate
+from allfives_env.evaluation import MAX_GAMES, evaluate
+from allfives_env.evaluation.checks import check_agents
+from allfives_env.paths import check_output
 from allfives_env.policy import write_policy_file
+from allfives_env.seat_setup import opponent_mixture
 
 AGENT_NAME = "cleanrl-ppo"
+#: Where a run saves its policy without --export: a fresh ``seed<seed>[_<k>]`` folder per run (relative to the
+#: working directory, as CleanRL's ``runs/``).
+RUNS = Path("runs") / "cleanrl_ppo"
 
 
 @dataclass
@@ -124,25 +143,97 @@ class Args:
     """evaluation seeds (fresh duplicate deals; each must differ from --seed)"""
     eval_opponents: tuple[str, ...] = ("greedy", "random")
     export: Optional[str] = None
-    """write the trained actor to this numpy policy file (.npz)"""
+    """write the trained actor to this numpy policy file (.npz) instead of runs/cleanrl_ppo/seed<seed>/policy.npz"""
     json_out: Optional[str] = None
     """write the run's figures (speed, wall time, evaluations) to this JSON file"""
 
 
-def check_args(args: Args) -> None:
-    """Refuse settings that cannot run, naming what is allowed (SystemExit 2, like tyro's own errors)."""
-    problems = []
-    if args.num_envs < 1 or args.num_steps < 1 or args.total_timesteps < 1:
-        problems.append("--num-envs, --num-steps and --total-timesteps must be positive")
-    if args.num_minibatches < 1 or args.update_epochs < 1:
-        problems.append("--num-minibatches and --update-epochs must be positive")
+#: The most steps one rollout holds (``--num-envs`` x ``--num-steps``): its observations are kept in memory, about
+#: 6 kB a step, so this is some 6 GB; the defaults take 16,384.
+MAX_ROLLOUT = 1 << 20
+#: The widest layer ``--hidden`` and ``--scorer-hidden`` may ask for (a hidden x hidden layer of 64 MB).
+MAX_WIDTH = 4096
+POSITIVE = (lambda v: 0 < v < math.inf, "must be a finite number > 0")
+NOT_NEGATIVE = (lambda v: 0 <= v < math.inf, "must be a finite number >= 0")
+#: What each number of Args may be: a test and the words that say what it allows. NaN fails every comparison,
+#: so it is refused with the rest.
+LIMITS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "seed": (lambda v: 0 <= v <= MAX_SEED, f"must be an integer from 0 to {MAX_SEED}"),
+    "total_timesteps": (lambda v: v >= 1, "must be at least 1"),
+    "num_envs": (lambda v: 1 <= v <= MAX_ROLLOUT, f"must be from 1 to {MAX_ROLLOUT:,} games"),
+    "num_steps": (lambda v: 1 <= v <= MAX_ROLLOUT, f"must be from 1 to {MAX_ROLLOUT:,} steps"),
+    "learning_rate": POSITIVE,
+    "gamma": (lambda v: 0 < v <= 1, "must be in (0, 1]"),
+    "gae_lambda": (lambda v: 0 <= v <= 1, "must be in [0, 1]"),
+    "num_minibatches": (lambda v: v >= 1, "must be at least 1"),
+    "update_epochs": (lambda v: v >= 1, "must be at least 1"),
+    "clip_coef": POSITIVE,
+    "ent_coef": NOT_NEGATIVE,
+    "vf_coef": NOT_NEGATIVE,
+    "max_grad_norm": POSITIVE,
+    "target_kl": (lambda v: v is None or 0 < v < math.inf, "must be a finite number > 0, or None (no early stop)"),
+    "hidden": (lambda v: 1 <= v <= MAX_WIDTH, f"must be from 1 to {MAX_WIDTH}"),
+    "scorer_hidden": (lambda v: 1 <= v <= MAX_WIDTH, f"must be from 1 to {MAX_WIDTH}"),
+    "eval_games": (lambda v: 0 <= v <= MAX_GAMES, f"must be from 0 (no evaluation) to {MAX_GAMES:,}"),
+}
+
+
+def fail(message: str, code: int = 2) -> NoReturn:
+    """End the run with one line on stderr (exit 2 for a refused setting, like tyro's own errors): the line says
+    what to change, where a traceback would make the reader find it in the source."""
+    print("error: " + " ".join(message.split()), file=sys.stderr)
+    raise SystemExit(code)
+
+
+def problem(args: Args) -> Optional[str]:
+    """The first setting that cannot run, naming its flag and what it allows; None when all can."""
+    for name, (ok, allowed) in LIMITS.items():
+        if not ok(getattr(args, name)):
+            return f"--{name.replace('_', '-')} {short_repr(getattr(args, name))}: {allowed}"
+    rollout = args.num_envs * args.num_steps
+    if rollout > MAX_ROLLOUT:
+        return (f"--num-envs {args.num_envs} x --num-steps {args.num_steps} = {rollout:,} steps per rollout: must be "
+                f"at most {MAX_ROLLOUT:,} (the rollout is held in memory)")
+    if args.num_minibatches > rollout:
+        return (f"--num-minibatches {args.num_minibatches}: must be at most --num-envs x --num-steps = {rollout:,}, "
+                "so that every minibatch holds a step")
+    for seed in args.eval_seeds:
+        if not 0 <= seed <= MAX_SEED:
+            return f"--eval-seeds {short_repr(seed)}: must be integers from 0 to {MAX_SEED}"
     if args.seed in args.eval_seeds:
-        problems.append(f"--eval-seeds {list(args.eval_seeds)} must differ from the training --seed {args.seed}")
-    if args.eval_games < 0:
-        problems.append("--eval-games must be >= 0 (0: no evaluation)")
-    if problems:
-        print("error: " + "; ".join(problems), file=sys.stderr)
-        raise SystemExit(2)
+        return f"--eval-seeds {list(args.eval_seeds)} must differ from the training --seed {args.seed} (fresh deals)"
+    try:
+        rules = Rules(num_players=args.num_players)
+    except AllFivesError as exc:
+        return f"--num-players {args.num_players}: {exc}"
+    try:  # each built once here, with the rules: a bad name or a missing policy file fails now, not after training
+        opponent_mixture(args.opponents)
+        check_batch_specs(args.opponents)
+        check_agents(list(args.opponents), rules)
+    except AllFivesError as exc:
+        return f"--opponents {' '.join(args.opponents) or '(none)'}: {exc}"
+    try:
+        check_agents(list(args.eval_opponents) if args.eval_games else [], rules)
+    except AllFivesError as exc:
+        return f"--eval-opponents {' '.join(args.eval_opponents) or '(none)'}: {exc}"
+    for flag, path in (("--export", args.export), ("--json-out", args.json_out)):
+        try:
+            check_output(path, flag)
+        except OSError as exc:
+            return str(exc)
+    if args.export and "," in args.export:
+        return f"--export {args.export}: give a path without a comma (the agent spec ppo:path=... splits at commas)"
+    if args.export and os.path.exists(args.export) and not os.path.isfile(args.export):
+        return f"--export {args.export}: not a regular file (the policy is written beside it, then renamed over it)"
+    return None
+
+
+def check_args(args: Args) -> None:
+    """Refuse a setting that cannot run before any training, in one line naming the flag (SystemExit 2): a NaN
+    learning rate or an empty minibatch would otherwise end in a traceback, or worse, train NaN weights silently."""
+    found = problem(args)
+    if found:
+        fail(found)
 
 
 def layer_init(layer: nn.Linear, std: float = np.sqrt(2), bias_const: float = 0.0) -> nn.Linear:
@@ -243,11 +334,12 @@ def ppo_update(agent: Agent, optimizer: torch.optim.Optimizer, args: Args, batch
     """CleanRL's clipped PPO epochs over the valid steps of one rollout."""
     obs = agent.split(batch["obs"], batch["masks"])  # once per rollout, not per minibatch
     valid = batch["valid"].nonzero().squeeze(1)
-    minibatch = max(1, len(valid) // args.num_minibatches)
-    stats: dict[str, float] = {}
-    for _ in range(args.update_epochs):
+    count = min(args.num_minibatches, len(valid))  # fewer valid steps than minibatches: one step each, none empty
+    minibatch = len(valid) // max(count, 1)
+    stats = dict.fromkeys(("approx_kl", "pg_loss", "v_loss", "entropy"), math.nan)  # NaN: no valid step to learn
+    for _ in range(args.update_epochs if count else 0):
         order = valid[torch.randperm(len(valid), generator=generator)]
-        for k in range(args.num_minibatches):  # equal minibatches; the few valid steps left over wait a round
+        for k in range(count):  # equal minibatches; the few valid steps left over wait a round
             mb = order[k * minibatch:(k + 1) * minibatch]
             _, newlogprob, entropy, newvalue = agent.get_action_and_value(obs.take(mb), batch["actions"][mb])
             logratio = newlogprob - batch["logprobs"][mb]
@@ -255,7 +347,7 @@ def ppo_update(agent: Agent, optimizer: torch.optim.Optimizer, args: Args, batch
             with torch.no_grad():
                 stats["approx_kl"] = float(((ratio - 1) - logratio).mean())
             mb_adv = batch["advantages"][mb]
-            if args.norm_adv:
+            if args.norm_adv and len(mb) > 1:  # the std of one advantage is NaN
                 mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std() + 1e-8)
             pg_loss = torch.max(-mb_adv * ratio, -mb_adv * ratio.clamp(1 - args.clip_coef, 1 + args.clip_coef)).mean()
             returns, old_values = batch["returns"][mb], batch["values"][mb]
@@ -391,8 +483,47 @@ def export_policy(net: Agent, encoder: ObservationEncoder, path: str) -> None:
     print(f"exported {path}")
 
 
+def new_run_dir(root: Path, name: str) -> Path:
+    """A fresh folder for one run, named as ``allfives train`` names its runs: ``root/name``, else the next free
+    ``root/name_<k>``. ``mkdir`` claims it, so runs started together (a sweep over one seed) never share one."""
+    path, k = root / name, 1
+    while True:
+        try:
+            path.mkdir(parents=True)
+            return path
+        except FileExistsError:  # taken (or a file of that name): the next number
+            k += 1
+            path = root / f"{name}_{k}"
+
+
+def write_output(what: str, write: Callable[[], object]) -> None:
+    """Run ``write``; a failure (a full disk, a folder gone) ends the run in one line naming ``what``, exit 1."""
+    try:
+        write()
+    except OSError as exc:
+        fail(f"{what}: could not write it: {exc.strerror or exc}", code=1)
+
+
+def evaluate_command(policy: Path, args: Args) -> str:
+    """The ``allfives evaluate`` line that plays the saved policy against ``greedy`` on fresh deals."""
+    seed = next(s for s in (*args.eval_seeds, 2026, 2027) if s != args.seed)
+    players = [] if args.num_players == 2 else ["--players", str(args.num_players)]
+    return shlex.join(["allfives", "evaluate", f"ppo:path={policy}", "greedy", *players, "--games", "1000",
+                       "--seed", str(seed)])
+
+
 def main(args: Args) -> dict:
     check_args(args)
+    if args.export:
+        policy = Path(args.export)
+    else:  # a fresh run folder, made now: one that cannot be made fails before the training, not after
+        try:
+            run_dir = new_run_dir(RUNS, f"seed{args.seed}")
+        except OSError as exc:
+            fail(f"cannot make a run folder in {RUNS}: {exc.strerror or exc} (or give --export PATH)")
+        policy = run_dir / "policy.npz"
+        write_output(f"the run's settings {run_dir / 'args.json'}",
+                     lambda: (run_dir / "args.json").write_text(json.dumps(asdict(args), indent=1) + "\n"))
     torch.set_num_threads(1)
     torch.manual_seed(args.seed)  # the weights' start; sampling and minibatches use train()'s own generator
     wall = time.perf_counter()
@@ -407,16 +538,20 @@ def main(args: Args) -> dict:
     figures["train_wall_seconds"] = round(time.perf_counter() - wall, 1)
     print(f"trained {figures['global_step']:,} steps in {figures['train_seconds']:.0f} s "
           f"({figures['rollout_seconds']:.0f} s of rollouts): {figures['steps_per_second']:,.0f} env steps/s", flush=True)
-    if args.export:
-        export_policy(agent, encoder, args.export)
+    write_output(f"--export {policy}" if args.export else f"the policy file {policy}",
+                 lambda: export_policy(agent, encoder, str(policy)))
+    print(f"evaluate it: {evaluate_command(policy, args)}", flush=True)
     evaluations = evaluate_policy(args, agent, encoder) if args.eval_games else []
     figures["wall_seconds"] = round(time.perf_counter() - wall, 1)
     print(f"wall time {figures['wall_seconds']:.0f} s")
     out = {"args": asdict(args), **figures, "evaluations": evaluations}
     if args.json_out:
-        Path(args.json_out).write_text(json.dumps(out, indent=1) + "\n")
+        write_output(f"--json-out {args.json_out}", lambda: Path(args.json_out).write_text(json.dumps(out, indent=1) + "\n"))
     return out
 
 
 if __name__ == "__main__":
-    main(tyro.cli(Args))
+    try:
+        main(tyro.cli(Args))
+    except AllFivesError as exc:  # the package's errors say what was wrong and what is allowed: that line alone
+        fail(str(exc))

@@ -18,6 +18,10 @@ At the end the trained policy (argmax over the legal actions) plays ``greedy`` a
 project's evaluation harness (duplicate deals, Wilson 95% interval) on evaluation seeds that differ from the
 training seed, one ``eval vs ...`` line each; ``--export FILE.npz`` writes the numpy policy file.
 
+Every value is checked before the training starts: one that cannot run (``--n-steps 0``, an unknown opponent, a
+folder where ``--export`` wants a file) ends the run with one ``error: ...`` line naming the flag, exit status 2;
+a policy file that cannot be written at the end (a full disk), with one line and exit status 1.
+
 Run::
 
     pip install -e ".[train]"
@@ -28,9 +32,10 @@ Run::
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
-from typing import Optional, Sequence
+from typing import NoReturn, Optional, Sequence
 
 import numpy as np
 import torch
@@ -38,9 +43,14 @@ from sb3_contrib import MaskablePPO
 
 import allfives_env  # noqa: F401  (registers the agents)
 from allfives_env.agents import Agent, PlayerView, register_agent
+from allfives_env.batch_opponents import check_batch_specs
+from allfives_env.cli.options import int_type, seed_type
+from allfives_env.core.errors import AllFivesError
 from allfives_env.core.rules import Rules
 from allfives_env.encoding import ACTION_FEATURES, ObservationEncoder
-from allfives_env.evaluation import evaluate
+from allfives_env.evaluation import MAX_GAMES, evaluate
+from allfives_env.evaluation.checks import check_agents
+from allfives_env.paths import check_output
 from allfives_training.batch_vec_env import BatchSingleSeatVecEnv
 from allfives_training.export import export_policy
 from allfives_training.scorer_policy import ScoredMaskablePolicy, scorer_spec
@@ -48,22 +58,74 @@ from allfives_training.scorer_policy import ScoredMaskablePolicy, scorer_spec
 AGENT_NAME = "sb3-vector-ppo"
 
 
+#: The most steps one rollout holds (``--n-envs`` x ``--n-steps``): SB3 keeps its observations in memory, about 6 kB
+#: a step, so this is some 6 GB; the defaults take 8,192.
+MAX_ROLLOUT = 1 << 20
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse whose errors are one ``error: ...`` line (exit 2): the flag and what it allows, not the usage."""
+
+    def error(self, message: str) -> NoReturn:
+        fail(message)
+
+
+def fail(message: str, code: int = 2) -> NoReturn:
+    """End the run with one line on stderr: what to change, where a traceback would send the reader to the source."""
+    print("error: " + " ".join(message.split()), file=sys.stderr)
+    raise SystemExit(code)
+
+
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--total-timesteps", type=int, default=500_000, help="learner steps to train")
-    p.add_argument("--n-envs", type=int, default=128, help="games in the compiled batch")
-    p.add_argument("--n-steps", type=int, default=64, help="steps per game per rollout")
-    p.add_argument("--seed", type=int, default=0, help="seed of the deals and of the model")
+    """The command line, every value checked before any training (``check_args``); an error is one line, exit 2."""
+    p = OneLineParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    steps = f"an integer from 1 to {MAX_ROLLOUT:,}"
+    p.add_argument("--total-timesteps", type=int_type(1, 2**62, "an integer from 1 to 2**62"), default=500_000,
+                   help="learner steps to train")
+    p.add_argument("--n-envs", type=int_type(1, MAX_ROLLOUT, steps), default=128, help="games in the compiled batch")
+    p.add_argument("--n-steps", type=int_type(1, MAX_ROLLOUT, steps), default=64, help="steps per game per rollout")
+    p.add_argument("--seed", type=seed_type, default=0, help="seed of the deals and of the model")
     p.add_argument("--num-players", type=int, default=2)
     p.add_argument("--opponents", nargs="+", default=["greedy", "expert"], help="batch opponents, one drawn per game")
-    p.add_argument("--eval-games", type=int, default=500, help="games per evaluation match-up (0: none)")
-    p.add_argument("--eval-seeds", type=int, nargs="+", default=[2026, 2027], help="fresh evaluation seeds")
+    p.add_argument("--eval-games", type=int_type(0, MAX_GAMES, f"an integer from 0 (none) to {MAX_GAMES:,}"),
+                   default=500, help="games per evaluation match-up (0: none)")
+    p.add_argument("--eval-seeds", type=seed_type, nargs="+", default=[2026, 2027], help="fresh evaluation seeds")
     p.add_argument("--eval-opponents", nargs="+", default=["greedy", "random"])
     p.add_argument("--export", help="write the trained actor to this numpy policy file (.npz)")
     args = p.parse_args(argv)
-    if args.seed in args.eval_seeds:
-        p.error(f"--eval-seeds {args.eval_seeds} must differ from the training --seed {args.seed}")
+    check_args(args)
     return args
+
+
+def check_args(args: argparse.Namespace) -> None:
+    """What each flag's type cannot see alone, refused in one line naming the flag (exit 2): settings that meet
+    only inside SB3 or the env (a one-step rollout), and names checked against the rules (an unknown opponent,
+    a policy file that is missing or fits other rules), all before the first step rather than after the training."""
+    rollout = args.n_envs * args.n_steps
+    if not 2 <= rollout <= MAX_ROLLOUT:
+        fail(f"--n-envs {args.n_envs} x --n-steps {args.n_steps} = {rollout:,} steps per rollout: must be from 2 "
+             f"(PPO normalises the advantages over the rollout) to {MAX_ROLLOUT:,} (it is held in memory)")
+    if args.seed in args.eval_seeds:
+        fail(f"--eval-seeds {args.eval_seeds} must differ from the training --seed {args.seed}")
+    try:
+        rules = Rules(num_players=args.num_players)
+    except AllFivesError as exc:
+        fail(f"--num-players {args.num_players}: {exc}")
+    try:  # each built once here, with the rules: a bad name or a missing policy file fails now, not after training
+        check_batch_specs(args.opponents)
+        check_agents(args.opponents, rules)
+    except AllFivesError as exc:
+        fail(f"--opponents {' '.join(args.opponents)}: {exc}")
+    try:
+        check_agents(args.eval_opponents if args.eval_games else [], rules)
+    except AllFivesError as exc:
+        fail(f"--eval-opponents {' '.join(args.eval_opponents)}: {exc}")
+    try:
+        check_output(args.export, "--export")
+    except OSError as exc:
+        fail(str(exc))
+    if args.export and os.path.exists(args.export) and not os.path.isfile(args.export):
+        fail(f"--export {args.export}: not a regular file (the policy is written beside it, then renamed over it)")
 
 
 class SB3Player(Agent):
@@ -107,7 +169,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
           flush=True)
     venv.close()
     if args.export:
-        export_policy(model, args.export, rules, metadata={"example": "examples/sb3_vector.py"})
+        try:
+            export_policy(model, args.export, rules, metadata={"example": "examples/sb3_vector.py"})
+        except OSError as exc:  # a full disk, a folder gone since the start: one line, exit 1
+            fail(f"--export {args.export}: could not write it: {exc.strerror or exc}", code=1)
         print(f"exported {args.export}")
     register_agent(AGENT_NAME, lambda seed=None: SB3Player(seed, model=model, encoder=encoder),
                    "the policy trained by examples/sb3_vector.py (this process only)")
@@ -122,4 +187,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except AllFivesError as exc:  # the package's errors say what was wrong and what is allowed: that line alone
+        fail(str(exc))

@@ -26,6 +26,10 @@ Run::
     python examples/torchrl_ppo.py --frames 65536 --eval-games 1000   # the README's measured run
     python examples/torchrl_ppo.py --smoke   # seconds: what CI runs
 
+Every value is checked before the training (:func:`parse_args`): one that cannot run (``--lr nan``, ``--epochs 0``,
+``--players 7``, a folder where ``--json`` wants a file) ends the run with one ``error: ...`` line naming the flag,
+exit status 2; a ``--json`` file that cannot be written at the end (a full disk), with one line and exit status 1.
+
 Randomness: deals come from the env's seeded generator (``--seed``); TorchRL samples actions and
 minibatches from torch's generator, seeded once here with ``torch.manual_seed(--seed)`` (TorchRL offers
 no per-call generator for these).
@@ -34,11 +38,12 @@ no per-call generator for these).
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import time
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, NoReturn, Optional, Sequence
 
 import numpy as np
 import torch
@@ -56,10 +61,13 @@ from torchrl.objectives.value import GAE
 
 from allfives_env import allfives_v0
 from allfives_env.agents import Agent, PlayerView, register_agent
-from allfives_env.core.errors import AgentError
+from allfives_env.cli.options import seed_type
+from allfives_env.core.errors import AgentError, AllFivesError, short_repr
 from allfives_env.core.rules import Rules
+from allfives_env.core.seeds import MAX_SEED
 from allfives_env.encoding import ObservationEncoder
-from allfives_env.evaluation import evaluate
+from allfives_env.evaluation import MAX_GAMES, evaluate
+from allfives_env.paths import check_output
 
 GROUP = "players"
 OBS = (GROUP, "observation", "observation")  # the AEC dict observation, its action_mask moved out by TorchRL
@@ -262,14 +270,49 @@ def evaluate_vs_random(cfg: Config, actor: ProbabilisticActor, encoder: Observat
 
 
 # ----------------------------------------------------------------------------------------------- command line
+#: The most frames one batch may hold (``--frames-per-batch``): the collector and the replay buffer keep both
+#: seats' observations of every frame in memory, some 20 kB a frame, so this is some 5 GB.
+MAX_BATCH = 1 << 18
+POSITIVE = (lambda v: 0 < v < math.inf, "must be a finite number > 0")
+#: What each number of Config may be: a test and the words that say what it allows (NaN fails every comparison).
+LIMITS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "frames": (lambda v: v >= 1, "must be at least 1"),
+    "frames_per_batch": (lambda v: 1 <= v <= MAX_BATCH, f"must be from 1 to {MAX_BATCH:,}"),
+    "epochs": (lambda v: v >= 1, "must be at least 1"),
+    "minibatch": (lambda v: v >= 1, "must be at least 1"),
+    "lr": POSITIVE,
+    "gamma": (lambda v: 0 < v <= 1, "must be in (0, 1]"),
+    "lmbda": (lambda v: 0 <= v <= 1, "must be in [0, 1]"),
+    "clip": POSITIVE,
+    "entropy": (lambda v: 0 <= v < math.inf, "must be a finite number >= 0"),
+    "hidden": (lambda v: 1 <= v <= 4096, "must be from 1 to 4096"),
+    "seed": (lambda v: 0 <= v <= MAX_SEED, f"must be an integer from 0 to {MAX_SEED}"),
+    "eval_games": (lambda v: 1 <= v <= MAX_GAMES, f"must be from 1 to {MAX_GAMES:,}"),
+}
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse whose errors are one ``error: ...`` line (exit 2): the flag and what it allows, not the usage."""
+
+    def error(self, message: str) -> NoReturn:
+        fail(message)
+
+
+def fail(message: str, code: int = 2) -> NoReturn:
+    """End the run with one line on stderr: what to change, where a traceback would send the reader to the source."""
+    print("error: " + " ".join(message.split()), file=sys.stderr)
+    raise SystemExit(code)
+
+
 def parse_args(argv: Optional[Sequence[str]] = None) -> Config:
-    """``--frames``, ``--seed``, ``--eval-games``, ``--eval-seeds``, ... and ``--smoke`` (a tiny run for CI)."""
+    """``--frames``, ``--seed``, ``--eval-games``, ``--eval-seeds``, ... and ``--smoke`` (a tiny run for CI).
+    Every value is checked here, before any training: one that cannot run is one line naming the flag, exit 2."""
     defaults = Config()
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = OneLineParser(description=__doc__.splitlines()[0])
     for name, value in vars(defaults).items():
         flag = "--" + name.replace("_", "-")
         if isinstance(value, tuple):
-            p.add_argument(flag, type=int, nargs="+", default=list(value))
+            p.add_argument(flag, type=seed_type, nargs="+", default=list(value))
         elif isinstance(value, bool):
             p.add_argument(flag, action="store_true")
         else:
@@ -279,10 +322,22 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> Config:
     if args.pop("smoke"):
         args.update(SMOKE)
     cfg = Config(**{**args, "eval_seeds": tuple(args["eval_seeds"])})
+    for name, (ok, allowed) in LIMITS.items():
+        if not ok(getattr(cfg, name)):
+            fail(f"--{name.replace('_', '-')} {short_repr(getattr(cfg, name))}: {allowed}")
     if cfg.seed in cfg.eval_seeds:
-        p.error(f"--eval-seeds {list(cfg.eval_seeds)} must differ from the training --seed {cfg.seed}: evaluate on fresh deals")
+        fail(f"--eval-seeds {list(cfg.eval_seeds)} must differ from the training --seed {cfg.seed}: evaluate on fresh deals")
     if cfg.frames < cfg.frames_per_batch or cfg.minibatch > cfg.frames_per_batch:
-        p.error("need --frames >= --frames-per-batch >= --minibatch")
+        fail(f"need --frames >= --frames-per-batch >= --minibatch, got --frames {cfg.frames}, --frames-per-batch "
+             f"{cfg.frames_per_batch} and --minibatch {cfg.minibatch}")
+    try:
+        Rules(num_players=cfg.players)
+    except AllFivesError as exc:
+        fail(f"--players {cfg.players}: {exc}")
+    try:
+        check_output(cfg.json, "--json")
+    except OSError as exc:
+        fail(str(exc))
     return cfg
 
 
@@ -298,7 +353,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     total = time.perf_counter() - start
     print(f"total wall time {total:.0f}s")
     if cfg.json:
-        write_figures(cfg, results, trained, total, load, list(argv) if argv is not None else sys.argv[1:])
+        try:
+            write_figures(cfg, results, trained, total, load, list(argv) if argv is not None else sys.argv[1:])
+        except OSError as exc:  # a full disk, a folder gone since the start: one line, exit 1
+            fail(f"--json {cfg.json}: could not write it: {exc.strerror or exc}", code=1)
     return 0
 
 
@@ -322,4 +380,7 @@ def write_figures(cfg: Config, results: list[Any], trained: float, total: float,
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except AllFivesError as exc:  # the package's errors say what was wrong and what is allowed: that line alone
+        fail(str(exc))

@@ -176,6 +176,37 @@ def test_exported_policy_file_gives_the_torch_logits(cleanrl: ModuleType, positi
     np.testing.assert_allclose(load_policy(tmp_path / "p.npz").forward(obs.numpy()), logits, rtol=1e-4, atol=1e-4)
 
 
+def test_an_update_with_fewer_valid_steps_than_minibatches_learns_without_nan(cleanrl: ModuleType,
+                                                                              positions: tuple) -> None:
+    """A rollout may hold fewer valid steps than ``--num-minibatches`` (most of its steps restarts): each valid
+    step is then a minibatch of its own, and no minibatch is empty or normalises one advantage by its NaN std."""
+    import copy
+
+    import torch
+
+    net, _, obs, mask = positions
+    net = copy.deepcopy(net)  # the fixture's network stays as it was for the other tests
+    gen = torch.Generator().manual_seed(0)
+    with torch.no_grad():
+        actions, logprobs, _, values = net.get_action_and_value(net.split(obs, mask), generator=gen)
+    advantages = torch.randn(len(obs), generator=gen)
+    valid = torch.zeros(len(obs), dtype=torch.bool)
+    valid[:3] = True
+    batch = {"obs": obs, "masks": mask, "actions": actions, "logprobs": logprobs, "values": values,
+             "advantages": advantages, "returns": advantages + values, "valid": valid}
+    before = [p.detach().clone() for p in net.parameters()]
+    optimizer = torch.optim.Adam(net.parameters(), lr=1e-3)
+    stats = cleanrl.ppo_update(net, optimizer, cleanrl.Args(num_minibatches=8, update_epochs=2), batch, gen)
+    assert all(np.isfinite(v) for v in stats.values()), stats
+    assert all(torch.isfinite(p).all() for p in net.parameters())
+    assert any(not torch.equal(a, b) for a, b in zip(before, net.parameters()))  # it did learn from the 3 steps
+    none_valid = {**batch, "valid": torch.zeros(len(obs), dtype=torch.bool)}
+    kept = [p.detach().clone() for p in net.parameters()]
+    stats = cleanrl.ppo_update(net, optimizer, cleanrl.Args(num_minibatches=8), none_valid, gen)
+    assert all(np.isnan(v) for v in stats.values())  # nothing to learn from: said, not invented
+    assert all(torch.equal(a, b) for a, b in zip(kept, net.parameters()))
+
+
 def test_the_wrapped_policy_plays_whole_games_legally(cleanrl: ModuleType, positions: tuple) -> None:
     from allfives_env.evaluation import evaluate
 
