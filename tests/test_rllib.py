@@ -66,6 +66,17 @@ def test_one_side_learns_against_registry_opponents_with_points_reward() -> None
         assert all(t == pytest.approx(expected) for t in totals.values())
 
 
+@pytest.mark.parametrize("weights", [[1e308, 1e308], [-1.0, 2.0], [0.0, 0.0], [float("nan"), 1.0]])
+def test_an_opponent_mixture_no_env_could_draw_from_is_refused(weights: list[float]) -> None:
+    """The multi-agent env checks its mixture with the other envs' checker: a sum that overflows (each
+    weight finite) used to pass and divide every weight to zero."""
+    from allfives_env.agents import AgentError
+
+    with pytest.raises(AgentError, match="sum that is finite"):
+        AllFivesMultiAgentEnv({"rules": {"num_players": 2}, "learners": "one_side",
+                               "opponents": dict(zip(["greedy", "random"], weights))})
+
+
 def test_mask_is_kept_and_illegal_actions_fail_clearly() -> None:
     env = AllFivesMultiAgentEnv({"rules": {"num_players": 2}})
     obs, _ = env.reset(seed=1)

@@ -27,6 +27,7 @@ from allfives_env import allfives_v0
 from allfives_env.agents import make_agent
 from allfives_env.core.errors import RulesError
 from allfives_env.core.rules import Rules
+from allfives_env.seat_setup import opponent_mixture
 
 LEARNERS = ("all", "one_side")
 
@@ -49,11 +50,9 @@ class AllFivesMultiAgentEnv(MultiAgentEnv):
         if self.learners not in LEARNERS:
             raise RulesError(f"learners={self.learners!r} is not allowed: choose one of {list(LEARNERS)}")
         opponents = dict(config.get("opponents") or {"random": 1.0})
-        self._opponent_specs = list(opponents)
-        weights = np.asarray([float(w) for w in opponents.values()])
-        if np.any(weights < 0) or weights.sum() <= 0:
-            raise RulesError(f"opponents={opponents!r}: weights must be >= 0 and not all zero")
-        self._opponent_weights = weights / weights.sum()
+        # the envs' one checker of a mixture: finite weights >= 0 whose sum is finite and > 0
+        specs, self._opponent_weights = opponent_mixture(list(opponents), list(opponents.values()))
+        self._opponent_specs = list(specs)
         self._opponent_pool = [make_agent(spec) for spec in self._opponent_specs]  # bad specs fail here
         self.raw = allfives_v0.raw_env(rules=self.rules, reward=config.get("reward", "win"),
                                        episode=config.get("episode", "game"),
