@@ -248,3 +248,10 @@ def test_the_installation_pages_extras_table_names_what_each_extra_installs() ->
         for requirement in requirements:
             for name in _requirement_name(requirement).split():
                 assert name in rows[extra], f"the `{extra}` row does not name {name}"
+
+
+def test_no_table_has_an_empty_header_row() -> None:
+    """A table whose header cells are all blank renders as an empty bar above it: name the columns."""
+    header = re.compile(r"^\|(?:\s*\|)+\s*$\n^\|[-:| ]+\|\s*$", re.M)
+    for page in [README, *DOC_PAGES]:
+        assert not header.search(page.read_text()), f"{page.relative_to(ROOT)} has a table with an empty header row"
