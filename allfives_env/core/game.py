@@ -10,19 +10,24 @@ check for a win (under ``win_check='immediate'`` the game may end here), settle 
 dominoed, then pass the turn on.
 
 Randomness: one ``numpy.random.Generator`` per game, used for deals and random leaders only, so a seed
-fixes the whole game given the players' actions.
+fixes the whole game given the players' actions. With ``chance="explicit"`` there is no generator: the game
+stops at each random event (a chance node, :mod:`.chance`) and the caller decides it with
+:meth:`Game.apply_chance`. Both ways run the same functions; the seeded game only feeds them its
+generator's picks without stopping.
 """
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any, Mapping, NamedTuple, Optional, Sequence, Union
 
 import numpy as np
 
 from .actions import action_name
 from .board import Board
+from .chance import CHANCE, ChanceNode, deal_outcomes, is_deal_outcome
 from .deal import Deal, starting_scores
-from .errors import DealError, GameOverError, IllegalActionError, RulesError, short_repr
+from .errors import DealError, GameOverError, IllegalActionError, RulesError, SeedError, short_repr
 from .events import Draw, Event, GameOver, HandStart, Pass, Play, Settlement
 from .rules import Rules
 from .seeds import check_seed
@@ -78,6 +83,19 @@ class Game:
             ``deal_seed`` see the same deals whoever plays them (duplicate evaluation).
         check_leaders: reject a fixed deal whose leader contradicts a rule that fixes the leader (the
             player who dominoed, the highest double, ...). Replays use it; users fixing a deal do not.
+        chance: ``"seeded"`` (the default) draws every random event from ``seed``; ``"explicit"`` stops at
+            each one instead, so that the caller decides it and knows its probability (OpenSpiel's chance
+            nodes, exact enumeration). An explicit game takes no ``seed``, ``deal_seed`` or ``deals``.
+
+    Explicit chance: while :meth:`is_chance_node` is true, :attr:`current` is :data:`~.chance.CHANCE`
+    (-2), no seat may act, :attr:`chance_node` says what is being decided, :meth:`chance_outcomes` lists
+    ``(outcome, probability)`` with exact :class:`~fractions.Fraction` probabilities summing to 1, and
+    :meth:`apply_chance` applies one outcome and runs on to the next node (a chance node, a seat's choice,
+    or the end). The nodes are the deal tile by tile (each seat's tiles ascending), each random pick of a
+    seat (outcome ``i`` of ``k``: the ``i``-th of the seats it picks among) and each tile drawn from the
+    boneyard (uniform); :mod:`.chance` lists them. A seeded game runs through the same functions with its
+    generator's picks (a whole permutation for a deal, ``integers(k)`` for a pick, the top of its shuffled
+    boneyard for a draw), so giving a seeded game's picks to an explicit game replays it event for event.
     """
 
     def __init__(
@@ -90,13 +108,15 @@ class Game:
         stop_after_hand: bool = False,
         check_leaders: bool = False,
         deal_seed: Optional[int] = None,
+        chance: str = "seeded",
     ) -> None:
         if rules is not None and not isinstance(rules, Rules):
             raise RulesError(f"rules must be a Rules object (Rules(...) or Rules.from_options({{...}})), got {short_repr(rules)}")
+        self.explicit_chance = _check_chance(chance, seed, deal_seed, deals)
         self.rules = rules if rules is not None else Rules()
         r = self.rules
         self.tiles: TileSet = tile_set(r.max_pip)
-        self.rng = _as_generator(seed)
+        self.rng: Optional[np.random.Generator] = None if self.explicit_chance else _as_generator(seed)
         self.num_players = n = r.num_players
         self.num_sides = r.num_sides
         self.side_of = tuple(r.side_of(s) for s in range(n))
@@ -124,6 +144,11 @@ class Game:
         self.legal: tuple[int, ...] = ()
         self.leader = -1
         self._last_result: Optional[tuple[str, int, list[int]]] = None  # (result, dominoer, pips) of last hand
+        self.chance_node: Optional[ChanceNode] = None  # the chance node an explicit game waits at
+        self._start: Optional[_HandStart] = None  # a hand being dealt and opened (between its chance nodes)
+        if self.explicit_chance:
+            # the position a chance node shows while the first hand is dealt: empty, but complete for copies
+            self._install(Board(self.tiles, r.spinner_sides_first, r.spinner_count), [0] * n, [])
         self._new_hand()
 
     # ================================================================== public queries
@@ -136,7 +161,7 @@ class Game:
 
     @property
     def current_player(self) -> int:
-        """The seat to act, or -1 when the game is over."""
+        """The seat to act, -1 when the game is over, or -2 (:data:`~.chance.CHANCE`) at a chance node."""
         return self.current
 
     def hand(self, seat: int) -> list[int]:
@@ -153,17 +178,10 @@ class Game:
 
     @property
     def stock(self) -> list[int]:
-        """The boneyard as the list the game draws from: ``stock.pop()`` (its last item) is the next tile
-        drawn (hidden information; :meth:`boneyard` gives it in drawing order).
-
-        Settable, for drivers that decide draws elsewhere: the OpenSpiel game (:mod:`allfives_env.openspiel`)
-        installs a list whose ``pop`` lets a chance node choose the tile. Whatever is installed must hold
-        exactly the boneyard's tiles; the game pops from it and copies it with ``[:]``."""
+        """The boneyard as the list the game draws from: in a seeded game its last item is the next tile
+        drawn (hidden information; :meth:`boneyard` gives it in drawing order). Under explicit chance the
+        order means nothing: each draw is a chance node over all of it."""
         return self._stock
-
-    @stock.setter
-    def stock(self, tiles: list[int]) -> None:
-        self._stock = tiles
 
     @property
     def boneyard_size(self) -> int:
@@ -183,11 +201,86 @@ class Game:
         """Names of actions (default: the legal ones), e.g. ``["6-4@W", "6-4@E"]``."""
         return [action_name(a, self.tiles) for a in (self.legal if actions is None else actions)]
 
+    # ================================================================== explicit chance
+    def is_chance_node(self) -> bool:
+        """Whether the game waits for a chance outcome (only ever under ``chance="explicit"``)."""
+        return self.chance_node is not None
+
+    def chance_outcomes(self) -> list[tuple[int, Fraction]]:
+        """The outcomes of the chance node with their exact probabilities (summing to 1), ascending; empty
+        when the game is not at a chance node. See :mod:`.chance` for what the outcomes are."""
+        node = self.chance_node
+        if node is None:
+            return []
+        if node.kind == "deal":
+            return deal_outcomes(self._start.dealt, self.rules.hand_size, self.tiles.size)  # type: ignore[union-attr]
+        if node.kind == "pick":
+            return [(i, Fraction(1, node.choices)) for i in range(node.choices)]
+        stock = self._stock if node.kind == "draw" else self._start.stock  # type: ignore[union-attr]
+        p = Fraction(1, len(stock))
+        return [(t, p) for t in sorted(stock)]
+
+    def apply_chance(self, outcome: int) -> None:
+        """Decide the chance node with ``outcome`` (one of :meth:`chance_outcomes`) and run on to the next
+        node. Raises :class:`IllegalActionError` for anything else (the message lists the outcomes allowed),
+        and at a node that is not a chance node, leaving the game as it was."""
+        node = self.chance_node
+        if node is None:
+            where = "the game is over" if self.over else f"seat {self.current} is to act (use step)"
+            raise IllegalActionError(f"apply_chance({short_repr(outcome)}): not a chance node: {where}")
+        value = _as_action_id(outcome)
+        if value is None or not self._is_outcome(node, value):
+            allowed = [o for o, _ in self.chance_outcomes()]
+            raise IllegalActionError(f"chance outcome {short_repr(outcome)} is not possible at this {node.kind} "
+                                     f"node; allowed: {short_repr(allowed)}")
+        self.chance_node = None
+        kind = node.kind
+        if kind == "draw":
+            self._drew(node.seat, node.forced, value)
+            return
+        start = self._start
+        assert start is not None
+        if kind == "deal":
+            start.dealt.append(value)
+            h = self.rules.hand_size
+            if len(start.dealt) < self.num_players * h:
+                self.chance_node = node
+                return
+            dealt = start.dealt
+            rest = sorted(set(range(self.tiles.size)) - set(dealt))
+            self._run_start(self._begin(Deal(tuple(tuple(dealt[i:i + h]) for i in range(0, len(dealt), h)), tuple(rest))))
+        elif kind == "pick":
+            self._run_start(self._picked(value))
+        else:
+            self._run_start(self._opening_drew(value))
+
+    def _is_outcome(self, node: ChanceNode, value: int) -> bool:
+        """Whether ``value`` is an outcome of ``node`` (without listing them all)."""
+        if node.kind == "pick":
+            return 0 <= value < node.choices
+        if node.kind == "deal":
+            return is_deal_outcome(self._start.dealt, self.rules.hand_size, self.tiles.size, value)  # type: ignore[union-attr]
+        return value in (self._stock if node.kind == "draw" else self._start.stock)  # type: ignore[union-attr]
+
+    def deal_so_far(self) -> tuple[int, ...]:
+        """The tiles chance has dealt so far in a hand that has not opened yet (at its deal nodes, and
+        after them at its leader pick), in deal order, seat 0's first; empty once the hand is open."""
+        start = self._start
+        return tuple(start.dealt) if start is not None else ()
+
+    def _await(self, node: ChanceNode) -> None:
+        """Stop at chance node ``node``: no seat acts until :meth:`apply_chance` decides it."""
+        self.chance_node = node
+        self.current = CHANCE
+        self.legal = ()
+
+    # ================================================================== copies
     def clone(self) -> "Game":
         """An independent copy sharing nothing mutable (for search). The copy's generator is a copy."""
         other = self._copy_position()
-        other.rng = np.random.Generator(type(self.rng.bit_generator)())
-        other.rng.bit_generator.state = self.rng.bit_generator.state
+        if self.rng is not None:
+            other.rng = np.random.Generator(type(self.rng.bit_generator)())
+            other.rng.bit_generator.state = self.rng.bit_generator.state
         other.events = self.events[:]
         other.hand_records = self.hand_records[:]
         other._scripted = self._scripted[:]
@@ -228,6 +321,8 @@ class Game:
         other._stock = self._stock[:]
         other.voids = self.voids[:]
         other.played = self.played[:]
+        if self._start is not None:
+            other._start = self._start.copy()
         return other
 
     # ================================================================== stepping
@@ -241,14 +336,18 @@ class Game:
         # the general check of _as_action_id
         action_id = action if type(action) is int else int(action) if type(action) is _INT64 else _as_action_id(action)
         if action_id in self.legal:
-            if action_id == self.draw_action:
-                self._draw(self.current, forced=False)
-                self._offer(self.current)
-            else:
+            if action_id != self.draw_action:
                 self._play(action_id)
+            elif self.explicit_chance:
+                self._await(ChanceNode("draw", self.current, False))
+            else:
+                self._drew(self.current, False, self._stock[-1])
             return
         if self.over:
             raise GameOverError(f"the game is over (winner: {self.winner}, scores {self.scores}); start a new game")
+        if self.chance_node is not None:
+            raise IllegalActionError(f"action {short_repr(action)}: no seat acts at a chance node "
+                                     f"({self.chance_node.kind}); decide it with apply_chance(outcome)")
         raise IllegalActionError(self.illegal_message(action))
 
     def illegal_message(self, action: Any) -> str:
@@ -339,7 +438,11 @@ class Game:
                 return
             # no placement: draw until a playable tile comes up, or pass
             while self._can_draw():
-                tile = self._draw(seat, forced=True)
+                if self.explicit_chance:
+                    self._await(ChanceNode("draw", seat, True))
+                    return
+                tile = self._stock[-1]
+                self._draw(seat, True, tile)
                 acts = board.placements(1 << tile)
                 if acts:
                     self._ask(seat, acts)
@@ -366,8 +469,24 @@ class Game:
         self.current = seat
         self.legal = tuple(acts)
 
-    def _draw(self, seat: int, forced: bool) -> int:
-        tile = self._stock.pop()
+    def _drew(self, seat: int, forced: bool, tile: int) -> None:
+        """``seat`` draws ``tile`` and play goes on: a forced draw's tile is played if it can be (else the
+        seat draws again or passes); after a chosen draw the seat chooses again."""
+        self._draw(seat, forced, tile)
+        self._offer(seat, self.board.placements(1 << tile) if forced else None)
+
+    def _draw(self, seat: int, forced: bool, tile: int) -> None:
+        """``seat`` draws ``tile`` from the boneyard (a seeded game its last item, chance any of them)."""
+        if self.explicit_chance:
+            self._stock.remove(tile)
+            if self.hand_records:  # (a fork has none)
+                # the hand's record keeps the drawing order, then the rest in no order: it replays the hand
+                record = self.hand_records[-1]
+                drawn = len(record.boneyard) - len(self._stock) - 1
+                order = record.boneyard[:drawn] + (tile,) + tuple(sorted(self._stock))
+                self.hand_records[-1] = record._replace(boneyard=order)
+        else:
+            self._stock.pop()
         self.hands[seat] |= 1 << tile
         self._draws_this_turn += 1
         self.events.append(_new_event(Draw, (seat, tile, forced)))
@@ -383,7 +502,6 @@ class Game:
         else:
             self.voids[seat] = 0  # a chosen draw reveals nothing, and the new tile could show any value
             self._pending_void = None
-        return tile
 
     # ================================================================== hand end and win
     def _top_side(self, require_target: bool) -> Optional[int]:
@@ -472,109 +590,244 @@ class Game:
 
     # ================================================================== dealing
     def _new_hand(self) -> None:
-        r = self.rules
-        n = self.num_players
-        tiles = self.tiles
+        """Deal the next hand (a fixed deal, the generator's, or chance's) and open it."""
         self.hand_number += 1
-        first = self.hand_number == 1
         scripted = self._scripted.pop(0) if self._scripted else None
-        redeals = 0
-        dealer = self.rng if self.deal_seed is None else np.random.default_rng([self.deal_seed, self.hand_number])
-        while True:
-            if scripted is not None:
-                deal = scripted
+        self._start = _HandStart(scripted)
+        # deal_seed: this hand's own generator, so its deals do not depend on earlier hands
+        self._dealer = None if self.deal_seed is None else np.random.default_rng([self.deal_seed, self.hand_number])
+        self._run_start(self._begin(scripted) if scripted is not None else self._deal())
+        self._dealer = None
+
+    def _deal(self) -> Optional[ChanceNode]:
+        """A fresh deal: from the generator (a permutation: the hands in seat order, then the boneyard), or
+        the chance nodes of a deal tile by tile."""
+        if self.explicit_chance:
+            self._start.dealt = []  # type: ignore[union-attr]
+            return _DEAL_NODE
+        tiles = self.tiles
+        n = self.num_players
+        dealer = self._dealer if self._dealer is not None else self.rng
+        perm = dealer.permutation(tiles.size).tolist()  # type: ignore[union-attr]
+        h = self.rules.hand_size
+        # Deal(hands, boneyard) with its defaults, built like the events (no Python-level __new__)
+        return self._begin(_new_event(Deal, (tuple([tuple(perm[i * h:(i + 1) * h]) for i in range(n)]),
+                                             tuple(perm[n * h:]), None, None, False)))
+
+    def _run_start(self, node: Optional[ChanceNode]) -> None:
+        """Carry the hand start on to its first decision: an explicit game stops at ``node``; a seeded game
+        decides it with its generator (a pick: ``integers(k)``; an opening draw: its boneyard's top; a
+        redeal: a new permutation) through the same functions :meth:`apply_chance` calls."""
+        if self.explicit_chance:
+            if node is not None:
+                self._await(node)
+            return
+        while node is not None:
+            if node.kind == "pick":
+                node = self._picked(int(self.rng.integers(node.choices)))  # type: ignore[union-attr]
+            elif node.kind == "opening_draw":
+                node = self._opening_drew(self._start.stock[-1])  # type: ignore[union-attr]
             else:
-                perm = dealer.permutation(tiles.size).tolist()
-                h = r.hand_size
-                # Deal(hands, boneyard) with its defaults, built like the events (no Python-level __new__)
-                deal = _new_event(Deal, (tuple([tuple(perm[i * h:(i + 1) * h]) for i in range(n)]), tuple(perm[n * h:]),
-                                         None, None, False))
-            hands = [tiles.mask_of(hand) for hand in deal.hands]
-            stock = list(reversed(deal.boneyard))
-            opening: list[Event] = []
-            expected, lead_tile, opening_drawer, ok = self._choose_leader(deal, hands, stock, opening, first)
-            if ok:
-                break
-            if scripted is not None:
-                raise DealError(
-                    "the fixed deal holds no double and no_double_fallback='redeal'/'draw_until_double' could "
-                    "not find one: give a leader, or deal a double"
-                )
-            redeals += 1
+                node = self._deal()
+
+    def _begin(self, deal: Deal) -> Optional[ChanceNode]:
+        """A dealt hand: find its leader (the next chance node, if that needs one)."""
+        start = self._start
+        assert start is not None
+        start.deal = deal
+        start.hands = [self.tiles.mask_of(hand) for hand in deal.hands]
+        start.stock = list(reversed(deal.boneyard))
+        start.opening = []
+        start.drawer = None
+        return self._choose_leader()
+
+    def _choose_leader(self) -> Optional[ChanceNode]:
+        """The leader the rules give for the dealt hand, and the tile the leader must lead; a pick or an
+        opening draw when chance decides, a redeal when the rules want one."""
+        r = self.rules
+        tiles = self.tiles
+        n = self.num_players
+        start = self._start
+        assert start is not None
+        deal, hands = start.deal, start.hands
+        fixed = deal.leader is not None
+        if self.hand_number == 1:
+            if r.first_leader == "random":
+                return self._open(None) if fixed else self._pick_among(tuple(range(n)), "leader")
+            for v in range(tiles.max_pip, -1, -1):
+                d = tiles.double_id[v]
+                for seat in range(n):
+                    if (hands[seat] >> d) & 1:
+                        return self._open(seat, d if r.must_lead_it else -1)
+            fallback = r.no_double_fallback
+            if fallback == "heaviest_tile":
+                best = max((t for seat in range(n) for t in tiles.tiles_of(hands[seat])),
+                           key=lambda t: (tiles.pips[t], tiles.high[t]))
+                holder = next(seat for seat in range(n) if (hands[seat] >> best) & 1)
+                return self._open(holder, best if r.must_lead_it else -1)
+            if fallback == "redeal":
+                return self._open(None) if fixed else self._redeal()
+            # draw_until_double: seats draw in turn from the opening drawer until a double comes up
+            if deal.opening_drawer is None:
+                return self._pick_among(tuple(range(n)), "drawer")
+            return self._opening_from(deal.opening_drawer)
+        result, dominoer, pips = self._last_result  # type: ignore[misc]
+        if result == "domino":
+            return self._open(dominoer)
+        if r.after_block == "rotate":
+            return self._open((self.leader + 1) % n)
+        if r.after_block == "lowest_pips":
+            low = min(pips)
+            tied = [s for s, p in enumerate(pips) if p == low]
+            if len(tied) == 1:
+                return self._open(tied[0])
+            return self._open(None) if fixed else self._pick_among(tuple(tied), "leader")
+        return self._open(None) if fixed else self._pick_among(tuple(range(n)), "leader")
+
+    def _pick_among(self, seats: tuple[int, ...], role: str) -> ChanceNode:
+        """A uniform pick among ``seats`` of the leader or of the opening drawer: a chance node."""
+        start = self._start
+        assert start is not None
+        start.seats, start.role = seats, role
+        return ChanceNode("pick", -1, False, len(seats))
+
+    def _picked(self, i: int) -> Optional[ChanceNode]:
+        """The pick's outcome ``i``: the ``i``-th of its seats leads, or draws first."""
+        start = self._start
+        assert start is not None
+        seat = start.seats[i]
+        if start.role == "drawer":
+            return self._opening_from(seat)
+        return self._open(seat)
+
+    def _opening_from(self, drawer: int) -> Optional[ChanceNode]:
+        start = self._start
+        assert start is not None
+        start.drawer = start.seat = drawer
+        return self._opening_next()
+
+    def _opening_next(self) -> Optional[ChanceNode]:
+        """The next opening draw, or the end of the boneyard: a redeal (or the fixed deal's leader)."""
+        start = self._start
+        assert start is not None
+        if len(start.stock) > self.rules.boneyard_reserve:
+            return ChanceNode("opening_draw", start.seat, False)
+        return self._open(None) if start.deal.leader is not None else self._redeal()
+
+    def _opening_drew(self, tile: int) -> Optional[ChanceNode]:
+        """``tile`` drawn by the opening drawer in turn: a double leads, anything else passes the draw on."""
+        start = self._start
+        assert start is not None
+        _take(start.stock, tile)
+        seat = start.seat
+        start.hands[seat] |= 1 << tile
+        start.opening.append(Draw(seat, tile, False))
+        if self.tiles.is_double[tile]:
+            return self._open(seat, tile if self.rules.must_lead_it else -1)
+        start.seat = (seat + 1) % self.num_players
+        return self._opening_next()
+
+    def _redeal(self) -> Optional[ChanceNode]:
+        start = self._start
+        assert start is not None
+        if start.scripted:
+            raise DealError(
+                "the fixed deal holds no double and no_double_fallback='redeal'/'draw_until_double' could "
+                "not find one: give a leader, or deal a double"
+            )
+        start.redeals += 1
+        return self._deal()
+
+    def _open(self, expected: Optional[int], lead_tile: int = -1) -> Optional[ChanceNode]:
+        """Open the dealt hand: ``expected`` is the leader the rules give (None when a fixed deal's leader
+        stands in for a random one), ``lead_tile`` the tile the leader must lead (-1: any). The hand start
+        is over, so no chance node follows (None)."""
+        start = self._start
+        assert start is not None
+        self._start = None
+        deal, hands = start.deal, start.hands
+        r = self.rules
         leader = deal.leader if deal.leader is not None else expected
         overridden = deal.leader is not None and expected is not None and deal.leader != expected
         if overridden and self.check_leaders and not deal.leader_fixed:
             raise DealError(f"hand {self.hand_number}: leader {deal.leader} does not follow from the rules, which give seat {expected}")
         if lead_tile >= 0 and not (hands[leader] >> lead_tile) & 1:
             lead_tile = -1  # a user-chosen leader does not hold the designated tile: free lead
-        self.leader = leader
-        self.board = Board(tiles, r.spinner_sides_first, r.spinner_count)
+        self.leader = leader  # type: ignore[assignment]
+        self._install(Board(self.tiles, r.spinner_sides_first, r.spinner_count), hands, start.stock)
+        boneyard = deal.boneyard
+        if self.explicit_chance:  # the drawing order so far (the opening draws), then the rest in no order
+            boneyard = tuple(e.tile for e in start.opening) + tuple(sorted(start.stock))
+        self.hand_records.append(
+            _new_event(HandRecord, (self.hand_number, deal.hands, boneyard, leader, tuple(self.scores),
+                                     len(self.events), start.drawer, start.redeals, overridden))
+        )
+        self.events.append(_new_event(HandStart, (self.hand_number, leader, tuple(self.scores))))
+        self.events.extend(start.opening)
+        self.current = leader  # type: ignore[assignment]
+        self.legal = (lead_tile << 2,) if lead_tile >= 0 else tuple(self.board.placements(self.hands[leader]))  # type: ignore[index]
+        return None
+
+    def _install(self, board: Board, hands: list[int], stock: list[int]) -> None:
+        """Make ``board``, ``hands`` and ``stock`` the position of a fresh hand."""
+        self.board = board
         self.hands = hands
         self._stock = stock
-        self.voids = [0] * n
+        self.voids = [0] * self.num_players
         self.played: list[tuple[int, int]] = []  # (tile, seat) on the board, in the order played
         self._passes = 0
         self._draws_this_turn = 0
         self._pending_void: Optional[tuple[int, int]] = None
-        self.hand_records.append(
-            _new_event(HandRecord, (self.hand_number, deal.hands, deal.boneyard, leader, tuple(self.scores),
-                                     len(self.events), opening_drawer, redeals, overridden))
-        )
-        self.events.append(_new_event(HandStart, (self.hand_number, leader, tuple(self.scores))))
-        self.events.extend(opening)
-        self.current = leader
-        self.legal = (lead_tile << 2,) if lead_tile >= 0 else tuple(self.board.placements(self.hands[leader]))
 
-    def _choose_leader(
-        self, deal: Deal, hands: list[int], stock: list[int], opening: list[Event], first: bool
-    ) -> tuple[Optional[int], int, Optional[int], bool]:
-        """The leader the rules give for this hand (None when random and fixed by the deal), the tile
-        the leader must lead (-1: any), the opening drawer, and False when the hand must be redealt."""
-        r = self.rules
-        tiles = self.tiles
-        n = self.num_players
-        if first:
-            if r.first_leader == "random":
-                return (self._random_seat() if deal.leader is None else None), -1, None, True
-            for v in range(tiles.max_pip, -1, -1):
-                d = tiles.double_id[v]
-                for seat in range(n):
-                    if (hands[seat] >> d) & 1:
-                        return seat, (d if r.must_lead_it else -1), None, True
-            fallback = r.no_double_fallback
-            if fallback == "heaviest_tile":
-                best = max((t for seat in range(n) for t in tiles.tiles_of(hands[seat])),
-                           key=lambda t: (tiles.pips[t], tiles.high[t]))
-                holder = next(seat for seat in range(n) if (hands[seat] >> best) & 1)
-                return holder, (best if r.must_lead_it else -1), None, True
-            if fallback == "redeal":
-                return None, -1, None, deal.leader is not None
-            # draw_until_double: seats draw in turn from the opening drawer until a double comes up
-            drawer = deal.opening_drawer if deal.opening_drawer is not None else self._random_seat()
-            seat = drawer
-            reserve = r.boneyard_reserve
-            while len(stock) > reserve:
-                tile = stock.pop()
-                hands[seat] |= 1 << tile
-                opening.append(Draw(seat, tile, False))
-                if tiles.is_double[tile]:
-                    return seat, (tile if r.must_lead_it else -1), drawer, True
-                seat = (seat + 1) % n
-            return None, -1, drawer, deal.leader is not None
-        result, dominoer, pips = self._last_result  # type: ignore[misc]
-        if result == "domino":
-            return dominoer, -1, None, True
-        if r.after_block == "rotate":
-            return (self.leader + 1) % n, -1, None, True
-        if r.after_block == "lowest_pips":
-            low = min(pips)
-            tied = [s for s, p in enumerate(pips) if p == low]
-            if len(tied) == 1:
-                return tied[0], -1, None, True
-            if deal.leader is not None:
-                return None, -1, None, True
-            return tied[int(self.rng.integers(len(tied)))], -1, None, True
-        return (self._random_seat() if deal.leader is None else None), -1, None, True
 
-    def _random_seat(self) -> int:
-        return int(self.rng.integers(self.num_players))
+_DEAL_NODE = ChanceNode("deal")
+
+
+class _HandStart:
+    """A hand between its deal and its lead: what the leader's choice works on (the deal, the hands and
+    the boneyard with the opening draws so far), kept on the game between chance nodes."""
+
+    def __init__(self, scripted: Optional[Deal]) -> None:
+        self.scripted = scripted is not None
+        self.dealt: list[int] = []  # an explicit deal's tiles so far, in deal order
+        self.deal: Deal = scripted  # type: ignore[assignment]
+        self.hands: list[int] = []
+        self.stock: list[int] = []
+        self.opening: list[Event] = []
+        self.drawer: Optional[int] = None  # the opening drawer (draw_until_double)
+        self.seat = -1  # the seat to draw next in the opening draws
+        self.seats: tuple[int, ...] = ()  # what a pick picks among
+        self.role = "leader"
+        self.redeals = 0
+
+    def copy(self) -> "_HandStart":
+        other = _HandStart.__new__(_HandStart)
+        other.__dict__.update(self.__dict__)
+        other.dealt = self.dealt[:]
+        other.hands = self.hands[:]
+        other.stock = self.stock[:]
+        other.opening = self.opening[:]
+        return other
+
+
+def _take(stock: list[int], tile: int) -> None:
+    """Remove the drawn ``tile`` from ``stock``: a seeded game draws its last item, chance any of them."""
+    if stock[-1] == tile:
+        stock.pop()
+    else:
+        stock.remove(tile)
+
+
+def _check_chance(chance: Any, seed: SeedLike, deal_seed: Optional[int], deals: Sequence[Deal]) -> bool:
+    """Whether ``chance`` asks for explicit chance; refuses an unknown mode, and with explicit chance the
+    arguments that would decide what chance decides."""
+    if chance == "seeded":
+        return False
+    if chance != "explicit":
+        raise RulesError(f"chance={short_repr(chance)} is not allowed: give 'seeded' (the default: a generator "
+                         "decides every random event) or 'explicit' (the caller does, through apply_chance)")
+    if seed is not None or deal_seed is not None:
+        raise SeedError("chance='explicit' leaves every random event to apply_chance: give no seed or deal_seed")
+    if deals:
+        raise DealError("chance='explicit' deals every hand through apply_chance: give no fixed deals")
+    return True

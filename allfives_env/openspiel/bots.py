@@ -56,7 +56,6 @@ class CoreRolloutEvaluator:
 
     def evaluate(self, state: Any) -> np.ndarray:
         """Mean returns of ``rollouts`` random continuations of ``state``."""
-        from .track import copy_game
         from ..core.outcome import zero_sum_share
 
         rs = self.random_state
@@ -71,11 +70,14 @@ class CoreRolloutEvaluator:
             if track.is_terminal:
                 total += track.returns()
                 continue
-            game = copy_game(track.game)
+            game = track.game.clone()
             stock = list(reversed(game.boneyard()))
             rs.shuffle(stock)
             game.replace_hidden(0, {s: game.hands[s] for s in range(1, game.num_players)}, list(reversed(stock)))
             while not game.over:
+                if game.is_chance_node():  # a draw (the episode is one hand): the shuffled boneyard's next tile
+                    game.apply_chance(game.stock[-1])
+                    continue
                 legal = game.legal
                 game.step(legal[rs.randint(len(legal))] if len(legal) > 1 else legal[0])
             config = track.config

@@ -100,12 +100,12 @@ class AllFivesState(pyspiel.State):
 
     # ------------------------------------------------------------------ OpenSpiel's state API
     def current_player(self) -> int:
-        track = self.track
-        if track.need is not None:
+        game = self.track.game
+        if game.chance_node is not None:
             return pyspiel.PlayerId.CHANCE
-        if track.game.over:  # type: ignore[union-attr]
+        if game.over:
             return pyspiel.PlayerId.TERMINAL
-        return track.game.current  # type: ignore[union-attr]
+        return game.current
 
     def _legal_actions(self, player: int) -> list[int]:
         if player != self.current_player():

@@ -203,10 +203,9 @@ def _pending_lines(track: Track, player: int, private: bool) -> list[str]:
         h = int(track.rules.hand_size)  # type: ignore[arg-type]
         mine = sorted(t for i, t in enumerate(dealt) if i // h == player) if private else []
         lines.append(f"dealing: {len(dealt)} tiles dealt, yours so far {_names(tiles, mine)}")
-    game = track.view_game
-    draw = game.draw_action if game is not None else -1
-    if track.pending is not None and track.pending == draw and not track.outcomes and track.checkpoint is not None:
-        lines.append(f"{track.checkpoint.current}: draws (chosen)")
+    node = track.game.chance_node
+    if node is not None and node.kind == "draw" and not node.forced:  # the tile is chance's to decide yet
+        lines.append(f"{node.seat}: draws (chosen)")
     return lines
 
 

@@ -57,7 +57,7 @@ def _seen(track: Track, player: int) -> tuple:
 
 
 def _check_decision_node(track: Track) -> None:
-    if track.need is not None or track.game is None or track.game.over:
+    if track.is_chance or track.game.over:
         raise OpenSpielStateError("resample_from_infostate is defined at decision nodes only (not at chance or "
                                   "terminal nodes)")
 
@@ -110,7 +110,7 @@ def resample_track(state: Any, player: int, rng: np.random.Generator, tries: int
     draw_action = track.game.draw_action
 
     def agrees(new: Any) -> bool:
-        return new.track.need is None and new.track.game is not None and _seen(new.track, player) == target
+        return not new.track.is_chance and _seen(new.track, player) == target
 
     new = replay_a_guess(transcript, rng, tries, state.hand_start_state, track.hand_picks, draw_action, agrees)
     return new if new is not None else state.clone()
