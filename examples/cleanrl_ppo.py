@@ -162,7 +162,7 @@ LIMITS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "total_timesteps": (lambda v: v >= 1, "must be at least 1"),
     "num_envs": (lambda v: 1 <= v <= MAX_ROLLOUT, f"must be from 1 to {MAX_ROLLOUT:,} games"),
     "num_steps": (lambda v: 1 <= v <= MAX_ROLLOUT, f"must be from 1 to {MAX_ROLLOUT:,} steps"),
-    "learning_rate": POSITIVE,
+    "learning_rate": (lambda v: 0 < v <= 1, "must be in (0, 1]"),  # as a training config allows: larger steps diverge
     "gamma": (lambda v: 0 < v <= 1, "must be in (0, 1]"),
     "gae_lambda": (lambda v: 0 <= v <= 1, "must be in [0, 1]"),
     "num_minibatches": (lambda v: v >= 1, "must be at least 1"),
@@ -546,7 +546,8 @@ def main(args: Args) -> dict:
     print(f"wall time {figures['wall_seconds']:.0f} s")
     out = {"args": asdict(args), **figures, "evaluations": evaluations}
     if args.json_out:
-        write_output(f"--json-out {args.json_out}", lambda: Path(args.json_out).write_text(json.dumps(out, indent=1) + "\n"))
+        write_output(f"--json-out {args.json_out}",
+                     lambda: Path(args.json_out).write_text(json.dumps(out, indent=1) + "\n"))
     return out
 
 

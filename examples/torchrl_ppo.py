@@ -280,7 +280,7 @@ LIMITS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "frames_per_batch": (lambda v: 1 <= v <= MAX_BATCH, f"must be from 1 to {MAX_BATCH:,}"),
     "epochs": (lambda v: v >= 1, "must be at least 1"),
     "minibatch": (lambda v: v >= 1, "must be at least 1"),
-    "lr": POSITIVE,
+    "lr": (lambda v: 0 < v <= 1, "must be in (0, 1]"),  # as a training config allows: larger steps diverge
     "gamma": (lambda v: 0 < v <= 1, "must be in (0, 1]"),
     "lmbda": (lambda v: 0 <= v <= 1, "must be in [0, 1]"),
     "clip": POSITIVE,
@@ -326,7 +326,8 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> Config:
         if not ok(getattr(cfg, name)):
             fail(f"--{name.replace('_', '-')} {short_repr(getattr(cfg, name))}: {allowed}")
     if cfg.seed in cfg.eval_seeds:
-        fail(f"--eval-seeds {list(cfg.eval_seeds)} must differ from the training --seed {cfg.seed}: evaluate on fresh deals")
+        fail(f"--eval-seeds {list(cfg.eval_seeds)} must differ from the training --seed {cfg.seed}: evaluate on "
+             "fresh deals")
     if cfg.frames < cfg.frames_per_batch or cfg.minibatch > cfg.frames_per_batch:
         fail(f"need --frames >= --frames-per-batch >= --minibatch, got --frames {cfg.frames}, --frames-per-batch "
              f"{cfg.frames_per_batch} and --minibatch {cfg.minibatch}")

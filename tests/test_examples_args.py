@@ -45,6 +45,7 @@ REFUSED = [
     ("cleanrl_ppo.py", ["--num-envs", "100000", "--num-steps", "100"], "--num-envs", False),
     ("cleanrl_ppo.py", ["--learning-rate", "nan"], "--learning-rate", RUN),
     ("cleanrl_ppo.py", ["--learning-rate", "inf"], "--learning-rate", False),
+    ("cleanrl_ppo.py", ["--learning-rate", "5"], "--learning-rate", False),
     ("cleanrl_ppo.py", ["--gamma", "5"], "--gamma", False),
     ("cleanrl_ppo.py", ["--gamma", "0"], "--gamma", False),
     ("cleanrl_ppo.py", ["--gae-lambda", "-0.1"], "--gae-lambda", False),
@@ -90,6 +91,7 @@ REFUSED = [
     ("sb3_vector.py", ["--export", "/no-such-folder/p.npz"], "--export", False),
     ("sb3_vector.py", ["--export", "/dev/null"], "--export", False),
     ("torchrl_ppo.py", ["--lr", "nan"], "--lr", False),
+    ("torchrl_ppo.py", ["--lr", "2"], "--lr", False),
     ("torchrl_ppo.py", ["--gamma", "5"], "--gamma", False),
     ("torchrl_ppo.py", ["--lmbda", "2"], "--lmbda", False),
     ("torchrl_ppo.py", ["--clip", "0"], "--clip", False),
@@ -123,6 +125,16 @@ def _one_error_line(stderr: str, flag: str) -> None:
     assert len(lines) == 1 and lines[0].startswith("error: ") and flag in lines[0], stderr[-3000:]
 
 
+def _parse_and_check(module: ModuleType, script: str, argv: list[str]) -> None:
+    """What the script does with its command line before any training, in this process."""
+    if script == "cleanrl_ppo.py":
+        import tyro
+
+        module.check_args(tyro.cli(module.Args, args=argv))
+    else:
+        module.parse_args(argv)
+
+
 @pytest.fixture(scope="module")
 def load_example() -> Iterator[Callable[[str], ModuleType]]:
     """Imports an example as a module (it lives outside the package), once; afterwards the modules go and the
@@ -148,18 +160,14 @@ def load_example() -> Iterator[Callable[[str], ModuleType]]:
 
 
 @pytest.mark.parametrize("script, argv, flag, _", REFUSED, ids=[f"{s[:-3]} {' '.join(a)}" for s, a, *_ in REFUSED])
-def test_a_refused_value_is_one_line_naming_the_flag(load_example: Callable[[str], ModuleType], script: str, argv: list[str], flag: str, _: bool,
-                                                     capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_refused_value_is_one_line_naming_the_flag(load_example: Callable[[str], ModuleType], script: str,
+                                                     argv: list[str], flag: str, _: bool, capsys: pytest.CaptureFixture,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     _needs(script, argv)
     monkeypatch.chdir(ROOT)
     module = load_example(script)
     with pytest.raises(SystemExit) as exc:
-        if script == "cleanrl_ppo.py":
-            import tyro
-
-            module.check_args(tyro.cli(module.Args, args=argv))
-        else:
-            module.parse_args(argv)
+        _parse_and_check(module, script, argv)
     assert exc.value.code == 2
     _one_error_line(capsys.readouterr().err, flag)
 
@@ -173,6 +181,20 @@ def test_the_script_refuses_it_with_exit_status_2_and_no_traceback(script: str, 
     assert done.returncode == 2, done.stdout[-2000:] + done.stderr[-2000:]
     _one_error_line(done.stderr, flag)
     assert "iter " not in done.stdout and "frames " not in done.stdout  # refused before any training
+
+
+def test_the_error_lines_on_the_examples_page_are_what_the_scripts_print(load_example: Callable[[str], ModuleType],
+                                                                         capsys: pytest.CaptureFixture) -> None:
+    """docs/examples.md shows a refused command and its line for two scripts: each as it prints it now."""
+    page = (ROOT / "docs" / "examples.md").read_text()
+    shown = re.findall(r"^\$ python examples/(\S+) (.*)\n(error: .*)$", page, re.M)
+    assert len(shown) >= 2
+    for script, argv, line in shown:
+        _needs(script)
+        module = load_example(script)
+        with pytest.raises(SystemExit):
+            _parse_and_check(module, script, shlex.split(argv))
+        assert capsys.readouterr().err.strip() == line
 
 
 TINY = ["--total-timesteps", "64", "--num-envs", "2", "--num-steps", "32", "--eval-games", "0"]
