@@ -4,7 +4,8 @@ examples/cleanrl_ppo.py (needs torch and tyro) and examples/sb3_vector.py (needs
 smoke-sized training in a subprocess and must print one evaluation line per opponent and fresh seed. The
 CleanRL file is also imported: its masked sampling never draws an illegal action, its compact scoring of the
 legal rows equals scoring every row, its GAE cuts the trace at a done step and bootstraps a truncated game
-from its final observation, and its exported policy file gives the torch logits."""
+from its final observation, its update learns without NaN from fewer valid steps than minibatches, and its
+exported policy file gives the torch logits."""
 
 from __future__ import annotations
 
