@@ -70,7 +70,7 @@ def run_example(extra: list[str]) -> dict:
     """Run the example with ``extra`` arguments and ``--json-out``; its JSON, its output, the wall seconds."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "run.json"
-        cmd = [sys.executable, str(EXAMPLE), *extra, "--json-out", str(out)]
+        cmd = [sys.executable, str(EXAMPLE), *extra, "--json-out", str(out), "--export", str(Path(tmp) / "policy.npz")]
         t0 = time.perf_counter()
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
         wall = time.perf_counter() - t0

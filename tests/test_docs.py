@@ -122,12 +122,16 @@ def readme_example_commands() -> list[str]:
 
 
 @pytest.mark.parametrize("command", readme_example_commands())
-def test_the_readmes_example_commands_run_as_written(command: str) -> None:
+def test_the_readmes_example_commands_run_as_written(command: str, tmp_path: Path) -> None:
+    """Run in a scratch folder (the script named from the checkout), so what a run saves, the CleanRL
+    example's runs/ folder, is not left in the checkout."""
     script = command.split()[1].split("/")[-1]
     missing = [m for m in EXAMPLE_NEEDS[script] if importlib.util.find_spec(m) is None]
     if missing:
         pytest.skip(f"{script} needs {', '.join(missing)}: pip install -e '.[train,examples]'")
-    done = subprocess.run([sys.executable, *shlex.split(command)[1:]], cwd=ROOT, capture_output=True, text=True,
+    args = shlex.split(command)[1:]
+    args[0] = str(ROOT / args[0])
+    done = subprocess.run([sys.executable, *args], cwd=tmp_path, capture_output=True, text=True,
                           timeout=600, env={**os.environ, "MPLBACKEND": "Agg"})
     assert done.returncode == 0, (done.stdout + done.stderr)[-2000:]
     assert re.search(r"vs (greedy|random) \(seed \d+", done.stdout), done.stdout[-2000:]
