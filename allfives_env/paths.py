@@ -27,6 +27,8 @@ def check_output(path: Optional[str], option: str, folder: bool = False) -> None
     if p.is_dir():
         raise IsADirectoryError(f"{option} {path}: is a directory; give a file path")
     if not p.parent.is_dir():
+        if p.parent.exists():
+            raise NotADirectoryError(f"{option} {path}: {p.parent} is a file, not a directory")
         raise FileNotFoundError(f"{option} {path}: the directory {p.parent} does not exist")
     if not os.access(p.parent, os.W_OK):
         raise PermissionError(f"{option} {path}: the directory {p.parent} is not writable")

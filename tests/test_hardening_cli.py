@@ -192,6 +192,8 @@ BAD = [
     (["play", "--save", "a_dir"], ["--save", "a_dir"]),
     (["play", "--replay", "a_dir"], ["--save", "a_dir"]),  # the older spelling of --save
     (["play", "--save", "no/such/g.json"], ["--save", "no/such"]),
+    (["play", "--save", "plain.txt/g.json"], ["--save", "plain.txt is a file, not a directory"]),
+    (["evaluate", "greedy", "random", "--json", "plain.txt/r.json"], ["--json", "plain.txt is a file, not a directory"]),
     # --- argparse's own
     (["demo", "--bogus"], ["unrecognized arguments"]),
     (["nosuchcommand"], ["invalid choice"]),
