@@ -101,7 +101,7 @@ def shortened(text: str) -> str:
 
 def module_summary(path: Path) -> str:
     """The job a Python file states first in its docstring ("" when it has none)."""
-    doc = ast.get_docstring(ast.parse(path.read_text()))
+    doc = ast.get_docstring(ast.parse(path.read_text(), filename=str(path)))  # a syntax error names the file
     return first_sentence(doc.splitlines()) if doc else ""
 
 
