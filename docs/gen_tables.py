@@ -399,6 +399,13 @@ def serve_load() -> str:
             ["move latency p50 / p95 / p99", f"{data['move_p50_ms']:.1f} / {data['move_p95_ms']:.1f} / "
                                              f"{data['move_p99_ms']:.1f} ms"],
             ["requests per second", f"{data['requests_per_second']:,.0f}"]]
+    large = data.get("with_large_fetches")
+    if large:  # the same load again while clients loop-fetch the largest game a web game may be
+        rows += [[f"move latency p50 / p95 / p99 while {large['large_fetchers']} clients loop-fetch the largest "
+                  "web game", f"{large['move_p50_ms']:.1f} / {large['move_p95_ms']:.1f} / {large['move_p99_ms']:.1f} ms"],
+                 ["the largest web game: frames / pages / MB",
+                  f"{large['large_game_frames']:,} / {large['large_game_pages']} / {large['large_game_mb']:.1f}"],
+                 ["one whole fetch of it, page by page (p50)", f"{large['large_fetch_p50_ms'] / 1000:.1f} s"]]
     table = _rows(["", "measured"], ["---", "---:"], rows)
     return table + "\n\n" + _self_described({**data, "machine": MACHINE}, "serve_load.json")
 
