@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from .core.actions import move_name
 from .core.board import E, N, S, W
 from .core.events import SLOT_NAMES
 from .core.game import Game
@@ -84,7 +85,8 @@ def render_text(game: Game, viewer: Optional[int] = None, agent_names: Optional[
     hand = " ".join(_tile(game.tiles.high[t], game.tiles.low[t]) for t in game.hand(viewer))
     out.append(f"{names[viewer]}'s hand: {hand or '(empty)'}")
     if not game.over and viewer == game.current:
-        out.append("Legal: " + " ".join(game.action_names()))
+        lead = game.board.size == 0  # a lead has no end yet: "3-0 lead", not "3-0@W"
+        out.append("Legal: " + " ".join(move_name(a, game.tiles, lead) for a in game.legal))
     if game.over:
         if game.winner is None:
             out.append("Result: draw" + (" (max_hands reached)" if game.truncated else ""))

@@ -237,6 +237,8 @@ def test_a_lead_is_shown_and_read_as_a_lead() -> None:
     text = out.getvalue()
     first = next(line for line in text.splitlines() if line.startswith("Your moves: "))
     assert " lead" in first and "@" not in first, first
+    legal = next(line for line in text.splitlines() if line.startswith("Legal: "))
+    assert " lead" in legal and "@" not in legal, "the table's line of legal moves names a lead alike"
     assert text.count("Your moves: ") == 2, "? lists the numbered moves again"
     name = first.split("1) ")[1].split("  ")[0]
     out = io.StringIO()
