@@ -20,7 +20,10 @@ from __future__ import annotations
 
 from fractions import Fraction
 from math import comb
-from typing import NamedTuple, Sequence
+from typing import Any, NamedTuple, Optional, Sequence
+
+from .errors import DealError, IllegalActionError, RulesError, SeedError, short_repr
+from .values import is_integer
 
 #: The chance node kinds (see the module doc).
 CHANCE_KINDS = ("deal", "pick", "draw", "opening_draw")
@@ -73,3 +76,86 @@ def is_deal_outcome(dealt: Sequence[int], hand_size: int, tile_count: int, tile:
         return False
     above = sum(1 for t in range(tile + 1, tile_count) if t not in dealt)
     return above >= hand_size - in_seat - 1
+
+
+class ExplicitChance:
+    """The explicit-chance half of :class:`~allfives_env.core.game.Game` (a mixin: it works on the game's
+    own attributes, ``chance_node`` and the hand being dealt, ``_start``). The game stops at a node with
+    :meth:`_await`; :meth:`apply_chance` decides it through the same functions a seeded game calls."""
+
+    chance_node: Optional[ChanceNode]
+
+    def is_chance_node(self) -> bool:
+        """Whether the game waits for a chance outcome (only ever under ``chance="explicit"``)."""
+        return self.chance_node is not None
+
+    def chance_outcomes(self) -> list[tuple[int, Fraction]]:
+        """The outcomes of the chance node with their exact probabilities (summing to 1), ascending; empty
+        when the game is not at a chance node. See the module doc for what the outcomes are."""
+        node = self.chance_node
+        if node is None:
+            return []
+        if node.kind == "deal":
+            return deal_outcomes(self._start.dealt, self.rules.hand_size, self.tiles.size)  # type: ignore[union-attr]
+        if node.kind == "pick":
+            return [(i, Fraction(1, node.choices)) for i in range(node.choices)]
+        stock = self._stock if node.kind == "draw" else self._start.stock  # type: ignore[union-attr]
+        p = Fraction(1, len(stock))
+        return [(t, p) for t in sorted(stock)]
+
+    def apply_chance(self, outcome: int) -> None:
+        """Decide the chance node with ``outcome`` (one of :meth:`chance_outcomes`) and run on to the next
+        node. Raises :class:`IllegalActionError` for anything else (the message lists the outcomes allowed),
+        and at a node that is not a chance node, leaving the game as it was."""
+        node = self.chance_node
+        if node is None:
+            where = "the game is over" if self.over else f"seat {self.current} is to act (use step)"
+            raise IllegalActionError(f"apply_chance({short_repr(outcome)}): not a chance node: {where}")
+        if not is_integer(outcome) or not self._is_outcome(node, int(outcome)):
+            allowed = [o for o, _ in self.chance_outcomes()]
+            raise IllegalActionError(f"chance outcome {short_repr(outcome)} is not possible at this {node.kind} "
+                                     f"node; allowed: {short_repr(allowed)}")
+        value = int(outcome)
+        self.chance_node = None
+        kind = node.kind
+        if kind == "draw":
+            self._drew(node.seat, node.forced, value)
+        elif kind == "deal":
+            self._deal_tile(value)
+        else:
+            self._run_start(self._picked(value) if kind == "pick" else self._opening_drew(value))
+
+    def _is_outcome(self, node: ChanceNode, value: int) -> bool:
+        """Whether ``value`` is an outcome of ``node`` (without listing them all)."""
+        if node.kind == "pick":
+            return 0 <= value < node.choices
+        if node.kind == "deal":
+            return is_deal_outcome(self._start.dealt, self.rules.hand_size, self.tiles.size, value)  # type: ignore[union-attr]
+        return value in (self._stock if node.kind == "draw" else self._start.stock)  # type: ignore[union-attr]
+
+    def deal_so_far(self) -> tuple[int, ...]:
+        """The tiles chance has dealt so far in a hand that has not opened yet (at its deal nodes, and
+        after them at its leader pick), in deal order, seat 0's first; empty once the hand is open."""
+        start = self._start
+        return tuple(start.dealt) if start is not None else ()
+
+    def _await(self, node: ChanceNode) -> None:
+        """Stop at chance node ``node``: no seat acts until :meth:`apply_chance` decides it."""
+        self.chance_node = node
+        self.current = CHANCE
+        self.legal = ()
+
+
+def check_chance(chance: Any, seed: Any, deal_seed: Any, deals: Sequence[Any]) -> bool:
+    """Whether ``chance`` asks for explicit chance; refuses an unknown mode, and with explicit chance the
+    arguments that would decide what chance decides."""
+    if chance == "seeded":
+        return False
+    if chance != "explicit":
+        raise RulesError(f"chance={short_repr(chance)} is not allowed: give 'seeded' (the default: a generator "
+                         "decides every random event) or 'explicit' (the caller does, through apply_chance)")
+    if seed is not None or deal_seed is not None:
+        raise SeedError("chance='explicit' leaves every random event to apply_chance: give no seed or deal_seed")
+    if deals:
+        raise DealError("chance='explicit' deals every hand through apply_chance: give no fixed deals")
+    return True

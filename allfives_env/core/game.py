@@ -18,17 +18,16 @@ generator's picks without stopping.
 
 from __future__ import annotations
 
-from fractions import Fraction
-from typing import Any, Mapping, NamedTuple, Optional, Sequence, Union
+from typing import Any, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
 from .actions import action_name
 from .board import Board
-from .chance import CHANCE, ChanceNode, deal_outcomes, is_deal_outcome
-from .deal import Deal, starting_scores
-from .errors import DealError, GameOverError, IllegalActionError, RulesError, SeedError, short_repr
-from .events import Draw, Event, GameOver, HandStart, Pass, Play, Settlement
+from .chance import ChanceNode, ExplicitChance, check_chance
+from .deal import Deal, Dealing, HandRecord, starting_scores
+from .errors import DealError, GameOverError, IllegalActionError, RulesError, short_repr
+from .events import Draw, Event, GameOver, Pass, Play, Settlement
 from .rules import Rules
 from .seeds import check_seed
 from .tiles import TileSet, tile_set
@@ -38,20 +37,6 @@ SeedLike = Union[None, int, np.random.Generator]
 #: Python-level __new__: the same value, one Python call less (the engine writes several a turn)
 _new_event = tuple.__new__
 _INT64 = np.int64
-
-
-class HandRecord(NamedTuple):
-    """What a replay needs to re-deal one hand: the deal as dealt, the leader and the first event index."""
-
-    hand: int
-    hands: tuple[tuple[int, ...], ...]
-    boneyard: tuple[int, ...]
-    leader: int
-    scores: tuple[int, ...]
-    first_event: int
-    opening_drawer: Optional[int] = None
-    redeals: int = 0
-    leader_fixed: bool = False  # the deal's leader overrode the one the rules give
 
 
 def _as_action_id(action: Any) -> Optional[int]:
@@ -69,7 +54,7 @@ def _as_generator(seed: SeedLike) -> np.random.Generator:
     return np.random.default_rng(check_seed(seed))
 
 
-class Game:
+class Game(Dealing, ExplicitChance):
     """A whole game to the target (or one hand with ``stop_after_hand``).
 
     Parameters:
@@ -112,7 +97,7 @@ class Game:
     ) -> None:
         if rules is not None and not isinstance(rules, Rules):
             raise RulesError(f"rules must be a Rules object (Rules(...) or Rules.from_options({{...}})), got {short_repr(rules)}")
-        self.explicit_chance = _check_chance(chance, seed, deal_seed, deals)
+        self.explicit_chance = check_chance(chance, seed, deal_seed, deals)
         self.rules = rules if rules is not None else Rules()
         r = self.rules
         self.tiles: TileSet = tile_set(r.max_pip)
@@ -145,7 +130,7 @@ class Game:
         self.leader = -1
         self._last_result: Optional[tuple[str, int, list[int]]] = None  # (result, dominoer, pips) of last hand
         self.chance_node: Optional[ChanceNode] = None  # the chance node an explicit game waits at
-        self._start: Optional[_HandStart] = None  # a hand being dealt and opened (between its chance nodes)
+        self._start = None  # a hand being dealt and opened (between its chance nodes): see Dealing
         if self.explicit_chance:
             # the position a chance node shows while the first hand is dealt: empty, but complete for copies
             self._install(Board(self.tiles, r.spinner_sides_first, r.spinner_count), [0] * n, [])
@@ -200,79 +185,6 @@ class Game:
     def action_names(self, actions: Optional[Sequence[int]] = None) -> list[str]:
         """Names of actions (default: the legal ones), e.g. ``["6-4@W", "6-4@E"]``."""
         return [action_name(a, self.tiles) for a in (self.legal if actions is None else actions)]
-
-    # ================================================================== explicit chance
-    def is_chance_node(self) -> bool:
-        """Whether the game waits for a chance outcome (only ever under ``chance="explicit"``)."""
-        return self.chance_node is not None
-
-    def chance_outcomes(self) -> list[tuple[int, Fraction]]:
-        """The outcomes of the chance node with their exact probabilities (summing to 1), ascending; empty
-        when the game is not at a chance node. See :mod:`.chance` for what the outcomes are."""
-        node = self.chance_node
-        if node is None:
-            return []
-        if node.kind == "deal":
-            return deal_outcomes(self._start.dealt, self.rules.hand_size, self.tiles.size)  # type: ignore[union-attr]
-        if node.kind == "pick":
-            return [(i, Fraction(1, node.choices)) for i in range(node.choices)]
-        stock = self._stock if node.kind == "draw" else self._start.stock  # type: ignore[union-attr]
-        p = Fraction(1, len(stock))
-        return [(t, p) for t in sorted(stock)]
-
-    def apply_chance(self, outcome: int) -> None:
-        """Decide the chance node with ``outcome`` (one of :meth:`chance_outcomes`) and run on to the next
-        node. Raises :class:`IllegalActionError` for anything else (the message lists the outcomes allowed),
-        and at a node that is not a chance node, leaving the game as it was."""
-        node = self.chance_node
-        if node is None:
-            where = "the game is over" if self.over else f"seat {self.current} is to act (use step)"
-            raise IllegalActionError(f"apply_chance({short_repr(outcome)}): not a chance node: {where}")
-        value = _as_action_id(outcome)
-        if value is None or not self._is_outcome(node, value):
-            allowed = [o for o, _ in self.chance_outcomes()]
-            raise IllegalActionError(f"chance outcome {short_repr(outcome)} is not possible at this {node.kind} "
-                                     f"node; allowed: {short_repr(allowed)}")
-        self.chance_node = None
-        kind = node.kind
-        if kind == "draw":
-            self._drew(node.seat, node.forced, value)
-            return
-        start = self._start
-        assert start is not None
-        if kind == "deal":
-            start.dealt.append(value)
-            h = self.rules.hand_size
-            if len(start.dealt) < self.num_players * h:
-                self.chance_node = node
-                return
-            dealt = start.dealt
-            rest = sorted(set(range(self.tiles.size)) - set(dealt))
-            self._run_start(self._begin(Deal(tuple(tuple(dealt[i:i + h]) for i in range(0, len(dealt), h)), tuple(rest))))
-        elif kind == "pick":
-            self._run_start(self._picked(value))
-        else:
-            self._run_start(self._opening_drew(value))
-
-    def _is_outcome(self, node: ChanceNode, value: int) -> bool:
-        """Whether ``value`` is an outcome of ``node`` (without listing them all)."""
-        if node.kind == "pick":
-            return 0 <= value < node.choices
-        if node.kind == "deal":
-            return is_deal_outcome(self._start.dealt, self.rules.hand_size, self.tiles.size, value)  # type: ignore[union-attr]
-        return value in (self._stock if node.kind == "draw" else self._start.stock)  # type: ignore[union-attr]
-
-    def deal_so_far(self) -> tuple[int, ...]:
-        """The tiles chance has dealt so far in a hand that has not opened yet (at its deal nodes, and
-        after them at its leader pick), in deal order, seat 0's first; empty once the hand is open."""
-        start = self._start
-        return tuple(start.dealt) if start is not None else ()
-
-    def _await(self, node: ChanceNode) -> None:
-        """Stop at chance node ``node``: no seat acts until :meth:`apply_chance` decides it."""
-        self.chance_node = node
-        self.current = CHANCE
-        self.legal = ()
 
     # ================================================================== copies
     def clone(self) -> "Game":
@@ -587,247 +499,3 @@ class Game:
         self.current = -1
         self.legal = ()
         self.events.append(GameOver(winner, tuple(self.scores), truncated))
-
-    # ================================================================== dealing
-    def _new_hand(self) -> None:
-        """Deal the next hand (a fixed deal, the generator's, or chance's) and open it."""
-        self.hand_number += 1
-        scripted = self._scripted.pop(0) if self._scripted else None
-        self._start = _HandStart(scripted)
-        # deal_seed: this hand's own generator, so its deals do not depend on earlier hands
-        self._dealer = None if self.deal_seed is None else np.random.default_rng([self.deal_seed, self.hand_number])
-        self._run_start(self._begin(scripted) if scripted is not None else self._deal())
-        self._dealer = None
-
-    def _deal(self) -> Optional[ChanceNode]:
-        """A fresh deal: from the generator (a permutation: the hands in seat order, then the boneyard), or
-        the chance nodes of a deal tile by tile."""
-        if self.explicit_chance:
-            self._start.dealt = []  # type: ignore[union-attr]
-            return _DEAL_NODE
-        tiles = self.tiles
-        n = self.num_players
-        dealer = self._dealer if self._dealer is not None else self.rng
-        perm = dealer.permutation(tiles.size).tolist()  # type: ignore[union-attr]
-        h = self.rules.hand_size
-        # Deal(hands, boneyard) with its defaults, built like the events (no Python-level __new__)
-        return self._begin(_new_event(Deal, (tuple([tuple(perm[i * h:(i + 1) * h]) for i in range(n)]),
-                                             tuple(perm[n * h:]), None, None, False)))
-
-    def _run_start(self, node: Optional[ChanceNode]) -> None:
-        """Carry the hand start on to its first decision: an explicit game stops at ``node``; a seeded game
-        decides it with its generator (a pick: ``integers(k)``; an opening draw: its boneyard's top; a
-        redeal: a new permutation) through the same functions :meth:`apply_chance` calls."""
-        if self.explicit_chance:
-            if node is not None:
-                self._await(node)
-            return
-        while node is not None:
-            if node.kind == "pick":
-                node = self._picked(int(self.rng.integers(node.choices)))  # type: ignore[union-attr]
-            elif node.kind == "opening_draw":
-                node = self._opening_drew(self._start.stock[-1])  # type: ignore[union-attr]
-            else:
-                node = self._deal()
-
-    def _begin(self, deal: Deal) -> Optional[ChanceNode]:
-        """A dealt hand: find its leader (the next chance node, if that needs one)."""
-        start = self._start
-        assert start is not None
-        start.deal = deal
-        start.hands = [self.tiles.mask_of(hand) for hand in deal.hands]
-        start.stock = list(reversed(deal.boneyard))
-        start.opening = []
-        start.drawer = None
-        return self._choose_leader()
-
-    def _choose_leader(self) -> Optional[ChanceNode]:
-        """The leader the rules give for the dealt hand, and the tile the leader must lead; a pick or an
-        opening draw when chance decides, a redeal when the rules want one."""
-        r = self.rules
-        tiles = self.tiles
-        n = self.num_players
-        start = self._start
-        assert start is not None
-        deal, hands = start.deal, start.hands
-        fixed = deal.leader is not None
-        if self.hand_number == 1:
-            if r.first_leader == "random":
-                return self._open(None) if fixed else self._pick_among(tuple(range(n)), "leader")
-            for v in range(tiles.max_pip, -1, -1):
-                d = tiles.double_id[v]
-                for seat in range(n):
-                    if (hands[seat] >> d) & 1:
-                        return self._open(seat, d if r.must_lead_it else -1)
-            fallback = r.no_double_fallback
-            if fallback == "heaviest_tile":
-                best = max((t for seat in range(n) for t in tiles.tiles_of(hands[seat])),
-                           key=lambda t: (tiles.pips[t], tiles.high[t]))
-                holder = next(seat for seat in range(n) if (hands[seat] >> best) & 1)
-                return self._open(holder, best if r.must_lead_it else -1)
-            if fallback == "redeal":
-                return self._open(None) if fixed else self._redeal()
-            # draw_until_double: seats draw in turn from the opening drawer until a double comes up
-            if deal.opening_drawer is None:
-                return self._pick_among(tuple(range(n)), "drawer")
-            return self._opening_from(deal.opening_drawer)
-        result, dominoer, pips = self._last_result  # type: ignore[misc]
-        if result == "domino":
-            return self._open(dominoer)
-        if r.after_block == "rotate":
-            return self._open((self.leader + 1) % n)
-        if r.after_block == "lowest_pips":
-            low = min(pips)
-            tied = [s for s, p in enumerate(pips) if p == low]
-            if len(tied) == 1:
-                return self._open(tied[0])
-            return self._open(None) if fixed else self._pick_among(tuple(tied), "leader")
-        return self._open(None) if fixed else self._pick_among(tuple(range(n)), "leader")
-
-    def _pick_among(self, seats: tuple[int, ...], role: str) -> ChanceNode:
-        """A uniform pick among ``seats`` of the leader or of the opening drawer: a chance node."""
-        start = self._start
-        assert start is not None
-        start.seats, start.role = seats, role
-        return ChanceNode("pick", -1, False, len(seats))
-
-    def _picked(self, i: int) -> Optional[ChanceNode]:
-        """The pick's outcome ``i``: the ``i``-th of its seats leads, or draws first."""
-        start = self._start
-        assert start is not None
-        seat = start.seats[i]
-        if start.role == "drawer":
-            return self._opening_from(seat)
-        return self._open(seat)
-
-    def _opening_from(self, drawer: int) -> Optional[ChanceNode]:
-        start = self._start
-        assert start is not None
-        start.drawer = start.seat = drawer
-        return self._opening_next()
-
-    def _opening_next(self) -> Optional[ChanceNode]:
-        """The next opening draw, or the end of the boneyard: a redeal (or the fixed deal's leader)."""
-        start = self._start
-        assert start is not None
-        if len(start.stock) > self.rules.boneyard_reserve:
-            return ChanceNode("opening_draw", start.seat, False)
-        return self._open(None) if start.deal.leader is not None else self._redeal()
-
-    def _opening_drew(self, tile: int) -> Optional[ChanceNode]:
-        """``tile`` drawn by the opening drawer in turn: a double leads, anything else passes the draw on."""
-        start = self._start
-        assert start is not None
-        _take(start.stock, tile)
-        seat = start.seat
-        start.hands[seat] |= 1 << tile
-        start.opening.append(Draw(seat, tile, False))
-        if self.tiles.is_double[tile]:
-            return self._open(seat, tile if self.rules.must_lead_it else -1)
-        start.seat = (seat + 1) % self.num_players
-        return self._opening_next()
-
-    def _redeal(self) -> Optional[ChanceNode]:
-        start = self._start
-        assert start is not None
-        if start.scripted:
-            raise DealError(
-                "the fixed deal holds no double and no_double_fallback='redeal'/'draw_until_double' could "
-                "not find one: give a leader, or deal a double"
-            )
-        start.redeals += 1
-        return self._deal()
-
-    def _open(self, expected: Optional[int], lead_tile: int = -1) -> Optional[ChanceNode]:
-        """Open the dealt hand: ``expected`` is the leader the rules give (None when a fixed deal's leader
-        stands in for a random one), ``lead_tile`` the tile the leader must lead (-1: any). The hand start
-        is over, so no chance node follows (None)."""
-        start = self._start
-        assert start is not None
-        self._start = None
-        deal, hands = start.deal, start.hands
-        r = self.rules
-        leader = deal.leader if deal.leader is not None else expected
-        overridden = deal.leader is not None and expected is not None and deal.leader != expected
-        if overridden and self.check_leaders and not deal.leader_fixed:
-            raise DealError(f"hand {self.hand_number}: leader {deal.leader} does not follow from the rules, which give seat {expected}")
-        if lead_tile >= 0 and not (hands[leader] >> lead_tile) & 1:
-            lead_tile = -1  # a user-chosen leader does not hold the designated tile: free lead
-        self.leader = leader  # type: ignore[assignment]
-        self._install(Board(self.tiles, r.spinner_sides_first, r.spinner_count), hands, start.stock)
-        boneyard = deal.boneyard
-        if self.explicit_chance:  # the drawing order so far (the opening draws), then the rest in no order
-            boneyard = tuple(e.tile for e in start.opening) + tuple(sorted(start.stock))
-        self.hand_records.append(
-            _new_event(HandRecord, (self.hand_number, deal.hands, boneyard, leader, tuple(self.scores),
-                                     len(self.events), start.drawer, start.redeals, overridden))
-        )
-        self.events.append(_new_event(HandStart, (self.hand_number, leader, tuple(self.scores))))
-        self.events.extend(start.opening)
-        self.current = leader  # type: ignore[assignment]
-        self.legal = (lead_tile << 2,) if lead_tile >= 0 else tuple(self.board.placements(self.hands[leader]))  # type: ignore[index]
-        return None
-
-    def _install(self, board: Board, hands: list[int], stock: list[int]) -> None:
-        """Make ``board``, ``hands`` and ``stock`` the position of a fresh hand."""
-        self.board = board
-        self.hands = hands
-        self._stock = stock
-        self.voids = [0] * self.num_players
-        self.played: list[tuple[int, int]] = []  # (tile, seat) on the board, in the order played
-        self._passes = 0
-        self._draws_this_turn = 0
-        self._pending_void: Optional[tuple[int, int]] = None
-
-
-_DEAL_NODE = ChanceNode("deal")
-
-
-class _HandStart:
-    """A hand between its deal and its lead: what the leader's choice works on (the deal, the hands and
-    the boneyard with the opening draws so far), kept on the game between chance nodes."""
-
-    def __init__(self, scripted: Optional[Deal]) -> None:
-        self.scripted = scripted is not None
-        self.dealt: list[int] = []  # an explicit deal's tiles so far, in deal order
-        self.deal: Deal = scripted  # type: ignore[assignment]
-        self.hands: list[int] = []
-        self.stock: list[int] = []
-        self.opening: list[Event] = []
-        self.drawer: Optional[int] = None  # the opening drawer (draw_until_double)
-        self.seat = -1  # the seat to draw next in the opening draws
-        self.seats: tuple[int, ...] = ()  # what a pick picks among
-        self.role = "leader"
-        self.redeals = 0
-
-    def copy(self) -> "_HandStart":
-        other = _HandStart.__new__(_HandStart)
-        other.__dict__.update(self.__dict__)
-        other.dealt = self.dealt[:]
-        other.hands = self.hands[:]
-        other.stock = self.stock[:]
-        other.opening = self.opening[:]
-        return other
-
-
-def _take(stock: list[int], tile: int) -> None:
-    """Remove the drawn ``tile`` from ``stock``: a seeded game draws its last item, chance any of them."""
-    if stock[-1] == tile:
-        stock.pop()
-    else:
-        stock.remove(tile)
-
-
-def _check_chance(chance: Any, seed: SeedLike, deal_seed: Optional[int], deals: Sequence[Deal]) -> bool:
-    """Whether ``chance`` asks for explicit chance; refuses an unknown mode, and with explicit chance the
-    arguments that would decide what chance decides."""
-    if chance == "seeded":
-        return False
-    if chance != "explicit":
-        raise RulesError(f"chance={short_repr(chance)} is not allowed: give 'seeded' (the default: a generator "
-                         "decides every random event) or 'explicit' (the caller does, through apply_chance)")
-    if seed is not None or deal_seed is not None:
-        raise SeedError("chance='explicit' leaves every random event to apply_chance: give no seed or deal_seed")
-    if deals:
-        raise DealError("chance='explicit' deals every hand through apply_chance: give no fixed deals")
-    return True
