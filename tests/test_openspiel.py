@@ -268,6 +268,32 @@ def test_illegal_actions_are_refused_with_the_core_error() -> None:
         state.apply_action(bad)
 
 
+def test_a_chance_outcome_of_another_kind_of_node_is_refused_and_changes_nothing() -> None:
+    """The state maps its chance actions onto the core's outcomes (a pick's ``tiles + i``, a tile id):
+    an id of the other kind, or one past the node's outcomes, is refused at every kind of node."""
+    game = load(players=2, first_leader="random", after_block="random", max_hands=3)
+    tiles = 28
+    seen = set()
+    rng = np.random.default_rng(4)
+    state = game.new_initial_state()
+    while not state.is_terminal():
+        if state.is_chance_node():
+            kind = state.action_to_string(CHANCE, state.chance_outcomes()[0][0]).split()[0]
+            allowed = {a for a, _ in state.chance_outcomes()}
+            bad = [tiles, tiles + 2] if kind != "pick" else [0, tiles - 1, tiles + 2]
+            before = (state.serialize(), str(state), state.chance_outcomes())
+            for action in [a for a in bad if a not in allowed]:
+                with pytest.raises(IllegalActionError, match=f"chance outcome {action} is not possible"):
+                    state.apply_action(action)
+                assert (state.serialize(), str(state), state.chance_outcomes()) == before
+            seen.add(kind)
+            outcomes, probs = zip(*state.chance_outcomes())
+            state.apply_action(int(rng.choice(outcomes, p=probs)))
+        else:
+            state.apply_action(int(rng.choice(state.legal_actions())))
+    assert seen == {"deal", "pick", "draw"}
+
+
 # ------------------------------------------------------------------------------------------------ resampling
 @pytest.mark.parametrize("params", [
     {"players": 2, "max_hands": 3}, {"players": 4, "max_hands": 2}, {"players": 3, "episode": "hand"},
