@@ -3,10 +3,12 @@ once, and the per-game mixture they are drawn from.
 
 The vector env (:mod:`allfives_env.vector`) seats these in the games of one
 :class:`~allfives_env.batch.BatchGame`: :class:`OpponentPool` keeps one batch opponent per distinct agent
-spec and each game's mixture weights over them. An agent spec has a batch opponent when it names a batch
-agent (``random``, ``greedy``, ``expert``) or a policy file (``ppo:path=FILE.npz``, a shipped policy such as
-``ppo-2p``), played greedily by batched forward passes (:class:`BatchPolicyAgent`); any other spec is
-refused with the reason (:func:`batch_spec_problem`).
+spec and each game's mixture weights over them. An agent spec has a batch opponent when the agent registry
+holds a batch twin for its agent (:func:`~allfives_env.agents.registry.has_batch_twin`): the compiled
+``random``, ``greedy`` and ``expert``, and policy files (``ppo:path=FILE.npz``, a shipped policy such as
+``ppo-2p``) played greedily by batched forward passes (:class:`BatchPolicyAgent`, the twin
+:data:`POLICY_TWIN` those agents are registered with); any other spec is refused with the reason
+(:func:`batch_spec_problem`).
 
 A spec's parameters are checked by the registry's one rule (:func:`~allfives_env.agents.registry.
 check_agent_spec`) before anything else, and a policy file is opened by the registry's own agent, so a spec
@@ -24,35 +26,32 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from .agents.registry import AgentError, check_agent_spec, make_agent
+from .agents.registry import AgentError, BatchTwin, batch_agent_names, batch_twin, check_agent_spec, make_agent
 from .batch import BatchGame
-from .batch.agents import BATCH_AGENTS, make_batch_agent
 from .batch.observe import BatchObserver
 from .core.errors import short_repr
-from .policy import SHIPPED_POLICIES, NumpyPolicy
+from .policy import NumpyPolicy
 
-__all__ = ["BATCH_AGENTS", "BatchPolicyAgent", "OpponentPool", "STREAM_LIMIT", "batch_spec_problem",
+__all__ = ["BatchPolicyAgent", "OpponentPool", "POLICY_TWIN", "STREAM_LIMIT", "batch_spec_problem",
            "check_batch_specs", "make_batch_opponent"]
 
 STREAM_LIMIT = 2**62  # seeds of the batch engine and the batch agents are drawn below this
 
 
-def _batch_spec(spec: Any) -> tuple[str, dict[str, Any]]:
-    """The name and checked parameters of an opponent spec that can play in a batch of games, or an
-    :class:`AgentError` saying why it cannot: the registry's parameter rule first, then the batch's own."""
+def _batch_spec(spec: Any) -> tuple[str, dict[str, Any], BatchTwin]:
+    """The name, checked parameters and batch twin of an opponent spec that can play in a batch of games,
+    or an :class:`AgentError` saying why it cannot: the registry's parameter rule first, then whether the
+    registry has a batch twin for it, then what the twin itself refuses. Nothing is built or read."""
     name, params = check_agent_spec(spec)
-    if name in BATCH_AGENTS:
-        return name, params
-    if name == "ppo" or name in SHIPPED_POLICIES:
-        if params.get("sample", False) is not False:
-            raise AgentError(f"opponent {short_repr(spec)}: the batch engine plays policy files greedily (the argmax, "
-                             "as league snapshots play); leave out sample=true, or use the one-game env AllFives-v0 "
-                             "(vec_env: batched in a training config)")
-        return name, params
-    raise AgentError(f"opponent {short_repr(spec)} has no batch implementation; the batch engine plays "
-                     f"{', '.join(BATCH_AGENTS)} and policy files (ppo:path=FILE.npz, "
-                     f"{', '.join(sorted(SHIPPED_POLICIES))}): use the one-game env AllFives-v0 (vec_env: batched in "
-                     "a training config) for other agents")
+    twin = batch_twin(name)
+    if twin is None:
+        raise AgentError(f"opponent {short_repr(spec)} has no batch implementation; the batch engine plays the agents "
+                         f"registered with a batch twin: {', '.join(batch_agent_names())}; use the one-game env AllFives-v0 (vec_env: batched in a training config) "
+                         "for other agents")
+    problem = twin.problem(name, params) if twin.problem is not None else None
+    if problem is not None:
+        raise AgentError(f"opponent {short_repr(spec)}: {problem}")
+    return name, params, twin
 
 
 def batch_spec_problem(spec: Any) -> Optional[str]:
@@ -106,14 +105,29 @@ def check_batch_specs(specs: Sequence[Any]) -> None:
 
 
 def make_batch_opponent(spec: str, rules: Any, n: int, seed: int) -> Any:
-    """The batch opponent of an agent spec: a batch agent or a :class:`BatchPolicyAgent` (or an
-    :class:`~allfives_env.agents.registry.AgentError` saying why the spec has none). A policy file is
-    opened by the registry's agent of the spec, which checks what the single-seat env checks (the path, the
-    temperature, the file) with the same messages."""
-    name, params = _batch_spec(spec)
-    if name in BATCH_AGENTS:
-        return make_batch_agent(name, seed, n, **params)
-    return BatchPolicyAgent(make_agent(spec).policy, rules, n)
+    """The batch opponent of an agent spec, built by the batch twin the registry holds for it (or an
+    :class:`~allfives_env.agents.registry.AgentError` saying why the spec has none)."""
+    name, params, twin = _batch_spec(spec)
+    return twin.build(name, params, rules, n, seed)
+
+
+def _policy_problem(name: str, params: dict[str, Any]) -> Optional[str]:
+    """What the batch twin of a policy agent cannot play: sampling (it plays the argmax)."""
+    if params.get("sample", False) is not False:
+        return ("the batch engine plays policy files greedily (the argmax, as league snapshots play); leave out "
+                "sample=true, or use the one-game env AllFives-v0 (vec_env: batched in a training config)")
+    return None
+
+
+def _build_policy_twin(name: str, params: dict[str, Any], rules: Any, n: int, seed: int) -> BatchPolicyAgent:
+    """A :class:`BatchPolicyAgent` playing the policy of ``ppo`` or a shipped policy: the file is opened by
+    the registry's agent of that name, which checks what the single-seat env checks (the path, the
+    temperature, the file) with the same messages. ``seed`` is not needed: the argmax draws nothing."""
+    return BatchPolicyAgent(make_agent(name, **params).policy, rules, n)
+
+
+#: The batch twin of ``ppo`` and the shipped policies, named on their registration lines (allfives_env.agents).
+POLICY_TWIN = BatchTwin(_build_policy_twin, _policy_problem)
 
 
 def takes_where(agent: Any) -> bool:

@@ -29,8 +29,9 @@ as stable-baselines3 expects). ``reset(seed=...)`` deals every game from that se
 batch from the env's own generator (fresh entropy the first time).
 
 What differs from the single-seat env, and why: the opponents are batch opponents
-(:mod:`allfives_env.batch_opponents`: ``random``, ``greedy``, ``expert`` and greedy policy files), each with
-its own random stream; any other agent spec is refused with an :class:`AgentError` that says which can play.
+(:mod:`allfives_env.batch_opponents`: the agents the registry holds a batch twin for, such as ``random``,
+``greedy``, ``expert`` and greedy policy files), each with its own random stream; any other agent spec is
+refused with an :class:`AgentError` that lists the agents with a batch twin.
 An illegal action raises :class:`IllegalActionError` naming the game and its legal actions, and nothing is
 applied (a masked learner never takes one). A game that ends before the learner's first decision (possible
 in one-hand episodes) is dealt again at once. The deals come from the batch engine's streams, so they

@@ -23,11 +23,11 @@ from typing import Any, Optional, Sequence
 import numpy as np
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices
 
-from allfives_env.batch_opponents import BATCH_AGENTS, BatchPolicyAgent, batch_spec_problem, make_batch_opponent
+from allfives_env.batch_opponents import BatchPolicyAgent, batch_spec_problem, make_batch_opponent
 from allfives_env.core.errors import RulesError
 from allfives_env.vector import AllFivesVectorEnv
 
-__all__ = ["BATCH_AGENTS", "BatchPolicyAgent", "BatchSingleSeatVecEnv", "batch_spec_problem", "make_batch_opponent"]
+__all__ = ["BatchPolicyAgent", "BatchSingleSeatVecEnv", "batch_spec_problem", "make_batch_opponent"]
 
 
 class BatchSingleSeatVecEnv(VecEnv):

@@ -280,8 +280,8 @@ def _check_combinations(cfg: TrainConfig, rules: Any, where: str) -> None:
 
 
 def _check_batch_opponents(cfg: TrainConfig, where: str) -> None:
-    """vec_env: batch plays only the agents with a batch implementation: fail now, not at the first rollout."""
-    from allfives_training.batch_vec_env import batch_spec_problem
+    """vec_env: batch plays only the agents registered with a batch twin: fail now, not at the first rollout."""
+    from allfives_env.batch_opponents import batch_spec_problem
 
     keys = [("opponents", s) for s in cfg.opponents] + ([("env.partner", cfg.env.partner)] if cfg.env.partner else [])
     for key, spec in keys:

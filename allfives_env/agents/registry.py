@@ -10,6 +10,12 @@ that sits above this one, or that needs an optional extra (``openspiel-ismcts`` 
 :mod:`allfives_env.openspiel.bots` and needs pyspiel), be named here without this layer importing it:
 the registry imports nothing above the agents. ``extra=Extra("openspiel", "pyspiel")`` says which
 extra the agent needs; listing the agents checks for that module without importing it.
+
+An agent that can also play every game of a batch at once (the vector env's opponents) is registered with
+its batch twin on the same line, ``register_agent("greedy", GreedyAgent, "...", batch="module:attribute")``:
+a :class:`BatchTwin` (or just its ``build`` callable), by path where it lives above the agents. The vector
+env, training configs and the listings ask this registry which agents have one (:func:`has_batch_twin`,
+:func:`batch_agent_names`) and build it through :func:`batch_twin`, so no other list of them exists.
 """
 
 from __future__ import annotations
@@ -29,8 +35,9 @@ import numpy as np
 from ..core.errors import AgentError, short_repr as _short
 from .base import Agent
 
-__all__ = ["AgentError", "Extra", "register_agent", "agent_names", "describe_agents", "parse_agent_spec",
-           "check_agent_spec", "make_agent", "check_agent_rules"]
+__all__ = ["AgentError", "BatchTwin", "Extra", "register_agent", "unregister_agent", "agent_names", "describe_agents",
+           "parse_agent_spec", "check_agent_spec", "make_agent", "check_agent_rules", "has_batch_twin",
+           "batch_agent_names", "batch_twin"]
 
 
 class Extra(NamedTuple):
@@ -53,33 +60,75 @@ class Extra(NamedTuple):
         return f'needs the [{self.name}] extra, which is not installed: pip install -e ".[{self.name}]"'
 
 
+class BatchTwin(NamedTuple):
+    """An agent's batch counterpart: what builds it, and what it cannot play.
+
+    ``build(name, params, rules, n, seed)`` returns the batch agent of the agent ``name`` for batches of
+    ``n`` games (``params``: the spec's parameters, checked by :func:`check_agent_spec`; ``seed``: its
+    random stream; ``rules``: the games' rules). ``problem(name, params)``, where given, says why the twin
+    cannot play these parameters (a policy file played with ``sample=true``), or None: asked before
+    anything is built, so a spec is refused without reading a file."""
+
+    build: Callable[[str, dict[str, Any], Any, int, int], Any]
+    problem: Optional[Callable[[str, dict[str, Any]], Optional[str]]] = None
+
+
+#: What ``register_agent(batch=...)`` takes: a twin, its build callable, or the path of either.
+BatchFactory = Union[BatchTwin, Callable[..., Any], str]
+
+
 class _Entry(NamedTuple):
-    """A registered agent: its factory, or the ``"module:attribute"`` path of one; its description; its extra."""
+    """A registered agent: its factory, or the ``"module:attribute"`` path of one; its description; its extra;
+    its batch twin (or its path), or None."""
 
     factory: Union[Callable[..., Agent], str]
     description: str
     extra: Optional[Extra]
+    batch: Optional[BatchFactory] = None
 
 
 _REGISTRY: dict[str, _Entry] = {}
 
 
+def _check_target(name: str, what: str, target: Any) -> None:
+    """An :class:`AgentError` unless ``target`` is a callable or a ``"package.module:attribute"`` path."""
+    if isinstance(target, str):
+        module, _, attribute = target.partition(":")
+        if not all(part.isidentifier() for part in module.split(".")) or not attribute.isidentifier():
+            raise AgentError(f"agent {name!r}: {what} path {target!r} is not allowed: give 'package.module:attribute'")
+    elif not callable(target):
+        raise AgentError(f"agent {name!r}: {what} {_short(target)} is not allowed: give a callable or "
+                         "'package.module:attribute'")
+
+
 def register_agent(name: str, factory: Union[Callable[..., Agent], str], description: str = "",
-                   extra: Optional[Extra] = None) -> None:
-    """Register ``factory`` (usually the agent class) under ``name``.
+                   extra: Optional[Extra] = None, batch: Optional[BatchFactory] = None) -> None:
+    """Register ``factory`` (usually the agent class) under ``name``, with its batch twin where it has one.
 
     ``factory`` may be the path ``"package.module:attribute"`` of one instead: the module is imported when
     an agent of this name is first built, never before, so a package above the agents (or one needing the
-    optional ``extra``) can be registered here without being imported.
+    optional ``extra``) can be registered here without being imported. ``batch`` is the agent's batch twin
+    (a :class:`BatchTwin`, its ``build`` callable, or the path of either, imported when the first one is
+    built): with it, the agent can be an opponent of the vector env; without, the vector env refuses it.
     """
-    if isinstance(factory, str):
-        module, _, attribute = factory.partition(":")
-        if not module or not attribute.isidentifier():
-            raise AgentError(f"agent {name!r}: factory path {factory!r} is not allowed: give 'package.module:attribute'")
-    elif not callable(factory):
-        raise AgentError(f"agent {name!r}: factory {_short(factory)} is not allowed: give a callable or "
-                         "'package.module:attribute'")
-    _REGISTRY[name] = _Entry(factory, description, extra)
+    if not isinstance(name, str) or not name or ":" in name or "," in name:
+        raise AgentError(f"agent name {_short(name)} is not allowed: give a non-empty string without ':' or ','")
+    _check_target(name, "factory", factory)
+    if isinstance(batch, BatchTwin):
+        if not callable(batch.build) or not (batch.problem is None or callable(batch.problem)):
+            raise AgentError(f"agent {name!r}: batch twin {_short(batch)} is not allowed: its build and problem "
+                             "must be callables (problem may be None)")
+    elif batch is not None:
+        _check_target(name, "batch twin", batch)
+    _REGISTRY[name] = _Entry(factory, description, extra, batch)
+
+
+def unregister_agent(name: str) -> None:
+    """Remove the agent ``name`` (and its batch twin) from the registry: a plug-in, or a test, that
+    registered one for a while takes it out again."""
+    if name not in _REGISTRY:
+        raise AgentError(f"unknown agent {_short(name)}; registered agents: {agent_names()}")
+    del _REGISTRY[name]
 
 
 def agent_names() -> list[str]:
@@ -94,20 +143,48 @@ def describe_agents() -> dict[str, str]:
             for name, entry in sorted(_REGISTRY.items())}
 
 
-def _factory(name: str) -> Callable[..., Agent]:
-    """The factory registered under ``name``, its module imported now where it was registered by path."""
-    factory, _, extra = _REGISTRY[name]
-    if not isinstance(factory, str):
-        return factory
-    module, _, attribute = factory.partition(":")
+def has_batch_twin(name: str) -> bool:
+    """Whether the agent ``name`` is registered with a batch twin (can play in the vector env); nothing is
+    imported to answer."""
+    return name in _REGISTRY and _REGISTRY[name].batch is not None
+
+
+def batch_agent_names() -> list[str]:
+    """The registered agents with a batch twin: those the vector env can seat as opponents."""
+    return [name for name in agent_names() if has_batch_twin(name)]
+
+
+def _resolve(name: str, target: Any) -> Any:
+    """``target`` itself, or the object its ``"module:attribute"`` path names, its module imported now."""
+    if not isinstance(target, str):
+        return target
+    extra = _REGISTRY[name].extra
+    module, _, attribute = target.partition(":")
     try:
-        found = getattr(importlib.import_module(module), attribute)
+        return getattr(importlib.import_module(module), attribute)
     except ImportError as exc:  # the extra's module is missing (OpenSpielUnavailableError), or a broken install
         needs = f"the [{extra.name}] extra" if extra else f"module {module!r}"
         raise AgentError(f"agent {name!r} needs {needs}: {exc}") from None
     except AttributeError:
-        raise AgentError(f"agent {name!r}: module {module!r} has no {attribute!r} (registered as {factory!r})") from None
-    return found
+        raise AgentError(f"agent {name!r}: module {module!r} has no {attribute!r} (registered as {target!r})") from None
+
+
+def _factory(name: str) -> Callable[..., Agent]:
+    """The factory registered under ``name``, its module imported now where it was registered by path."""
+    return _resolve(name, _REGISTRY[name].factory)
+
+
+def batch_twin(name: str) -> Optional[BatchTwin]:
+    """The batch twin of the registered agent ``name`` (its module imported now where it was registered by
+    path), or None where it has none."""
+    if not has_batch_twin(name):
+        return None
+    found = _resolve(name, _REGISTRY[name].batch)
+    if isinstance(found, BatchTwin):
+        return found
+    if not callable(found):
+        raise AgentError(f"agent {name!r}: batch twin {_short(found)} is neither a BatchTwin nor a callable")
+    return BatchTwin(found)
 
 
 def _split_spec(spec: Any) -> tuple[str, list[tuple[str, str]]]:

@@ -35,7 +35,9 @@ from .dealing import GOLDEN, SHIFT32, mix64, seed_streams
 from .layout import B_SIZE, DRAW_ACTION, HIGH_AT, LOW_AT, PIPS_AT, SCORE_UNIT
 from .play import points_for_count
 
-#: The batch agents, by name.
+#: The compiled agents, by name; the index is the kind the kernels read. Which registered agents play in
+#: a batch is the agent registry's to say (``has_batch_twin``): each of these is registered there as the
+#: batch twin of its Python agent (:func:`build_batch_twin`).
 BATCH_AGENTS = ("random", "greedy", "expert")
 RANDOM, GREEDY, EXPERT = range(3)
 #: The expert's weights in the order of the weight vector the kernels read.
@@ -296,3 +298,10 @@ def make_batch_agent(name: str, seed: int, n: int, **weights: Any) -> BatchAgent
             raise AgentError(f"batch agent 'expert': {key}={short_repr(value)} is not allowed: give a finite number")
         checked[key] = float(value)
     return BatchAgent(name, _checked_seed(seed), int(n), checked)
+
+
+def build_batch_twin(name: str, params: dict[str, Any], rules: Any, n: int, seed: int) -> BatchAgent:
+    """The agent registry's batch twin of ``random``, ``greedy`` and ``expert`` (``batch=`` on their
+    registration line): the compiled agent of that name, its parameters (the expert's weights) as given.
+    ``rules`` is not needed: the kernels read each batch's rules as it plays."""
+    return make_batch_agent(name, seed, n, **params)

@@ -9,7 +9,7 @@ says whether every event follows from the rules. ``allfives layout`` prints the 
 agent's win rate and points per hand with 95% intervals; ``allfives tournament random greedy defensive``
 plays every pair and prints Bradley-Terry ratings (Elo scale) and the pairwise win rates;
 ``allfives compare a.json b.json`` sets two saved results side by side. Agents are spec strings such as
-``pimc:samples=50``.
+``pimc:samples=50``; ``allfives agents`` lists the registered ones.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any, Optional, Sequence
 
 from ..core.errors import AllFivesError
 from .games import add_demo_parser, add_layout_parser, add_play_parser, add_replay_parser, run_demo
-from .matches import add_compare_parser, add_evaluate_parser, add_tournament_parser
+from .matches import add_agents_parser, add_compare_parser, add_evaluate_parser, add_tournament_parser
 from .options import rules_from_options
 from .serve import add_serve_parser
 from ..plain_text import plain_text
@@ -38,7 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="allfives", description=plain_text(__doc__ or ""),
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
-    for add_parser in (add_demo_parser, add_replay_parser, add_layout_parser, add_play_parser, add_evaluate_parser,
+    for add_parser in (add_demo_parser, add_replay_parser, add_layout_parser, add_play_parser, add_agents_parser,
+                       add_evaluate_parser,
                        add_tournament_parser, add_compare_parser, add_serve_parser, _add_training_parsers):
         add_parser(sub)
     return parser

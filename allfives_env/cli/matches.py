@@ -1,4 +1,5 @@
-"""The commands that measure agents: ``evaluate``, ``tournament`` and ``compare`` (a parser and a runner each).
+"""The commands about agents: ``agents`` lists them; ``evaluate``, ``tournament`` and ``compare`` measure them
+(a parser and a runner each).
 
 They run :mod:`allfives_env.evaluation`; each ``add_*_parser`` adds its command to the ``allfives``
 subparsers and sets ``handler``, the function that runs it and returns the exit status.
@@ -11,6 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..agents.registry import describe_agents, has_batch_twin
 from ..evaluation import (
     MAX_BOOTSTRAP,
     MAX_GAMES,
@@ -32,7 +34,7 @@ from ..evaluation.statistics import check_prior
 from ..paths import check_output
 from .options import add_shared_options, int_type, rules_for, shorten
 
-__all__ = ["add_compare_parser", "add_evaluate_parser", "add_tournament_parser"]
+__all__ = ["add_agents_parser", "add_compare_parser", "add_evaluate_parser", "add_tournament_parser"]
 
 #: ``evaluate``'s games unless told otherwise, in all.
 MATCH_GAMES = 1000
@@ -185,4 +187,21 @@ def _compare(args: argparse.Namespace) -> int:
     comparison = compare(args.a, args.b)
     print(f"a = {args.a}\nb = {args.b}")
     print(format_comparison(comparison))
+    return 0
+
+
+def add_agents_parser(sub: Any) -> None:
+    """``allfives agents``: the registered agents, read from the registry so that the list cannot drift."""
+    p = sub.add_parser("agents", help="list the registered agents (the names evaluate, tournament and play take)",
+                       description="List the registered agents with what each does; 'vector env' marks those with a "
+                                   "batch twin, which the vector env and vec_env: batch training can seat as opponents.")
+    p.set_defaults(handler=_agents)
+
+
+def _agents(args: argparse.Namespace) -> int:
+    described = describe_agents()
+    width = max(map(len, described), default=0)
+    for name, description in described.items():
+        marker = " [vector env]" if has_batch_twin(name) else ""
+        print(f"{name:<{width}}  {description}{marker}")
     return 0
