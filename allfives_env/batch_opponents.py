@@ -29,7 +29,7 @@ import numpy as np
 from .agents.registry import AgentError, BatchTwin, batch_agent_names, batch_twin, check_agent_spec, make_agent
 from .batch import BatchGame
 from .batch.observe import BatchObserver
-from .core.errors import short_repr
+from .core.errors import AllFivesError, short_repr
 from .policy import NumpyPolicy
 
 __all__ = ["BatchPolicyAgent", "OpponentPool", "POLICY_TWIN", "STREAM_LIMIT", "batch_spec_problem",
@@ -46,8 +46,8 @@ def _batch_spec(spec: Any) -> tuple[str, dict[str, Any], BatchTwin]:
     twin = batch_twin(name)
     if twin is None:
         raise AgentError(f"opponent {short_repr(spec)} has no batch implementation; the batch engine plays the agents "
-                         f"registered with a batch twin: {', '.join(batch_agent_names())}; use the one-game env AllFives-v0 (vec_env: batched in a training config) "
-                         "for other agents")
+                         f"registered with a batch twin: {', '.join(batch_agent_names())}; use the one-game env "
+                         "AllFives-v0 (vec_env: batched in a training config) for other agents")
     problem = twin.problem(name, params) if twin.problem is not None else None
     if problem is not None:
         raise AgentError(f"opponent {short_repr(spec)}: {problem}")
@@ -106,9 +106,16 @@ def check_batch_specs(specs: Sequence[Any]) -> None:
 
 def make_batch_opponent(spec: str, rules: Any, n: int, seed: int) -> Any:
     """The batch opponent of an agent spec, built by the batch twin the registry holds for it (or an
-    :class:`~allfives_env.agents.registry.AgentError` saying why the spec has none)."""
+    :class:`~allfives_env.agents.registry.AgentError` saying why the spec has none). A twin's own typed
+    error passes as it is; a plain ``TypeError``/``ValueError`` from a registered twin becomes an
+    :class:`AgentError` naming the agent, as :func:`~allfives_env.agents.registry.make_agent` does."""
     name, params, twin = _batch_spec(spec)
-    return twin.build(name, params, rules, n, seed)
+    try:
+        return twin.build(name, params, rules, n, seed)
+    except AllFivesError:
+        raise
+    except (TypeError, ValueError) as exc:
+        raise AgentError(f"the batch twin of agent {name!r} with {short_repr(params)}: {exc}") from None
 
 
 def _policy_problem(name: str, params: dict[str, Any]) -> Optional[str]:

@@ -141,3 +141,16 @@ def test_a_batch_twin_registered_by_a_bad_path_is_refused_when_asked(monkeypatch
     register_agent("test-odd-twin", FirstLegalAgent, batch="allfives_env.batch.agents:BATCH_AGENTS")
     with pytest.raises(AgentError, match="neither a BatchTwin nor a callable"):
         batch_twin("test-odd-twin")
+
+
+def test_a_twin_that_fails_plainly_is_an_agent_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only typed errors leave the vector env: a registered twin's plain ValueError names the agent."""
+    def broken(name: str, params: dict[str, Any], rules: Any, n: int, seed: int) -> Any:
+        raise ValueError("no such table")
+
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+    register_agent("test-broken-twin", FirstLegalAgent, batch=broken)
+    with pytest.raises(AgentError, match="batch twin of agent 'test-broken-twin' with {}: no such table"):
+        make_batch_opponent("test-broken-twin", Rules.from_options({}), 2, 0)
+    with pytest.raises(AgentError, match="no such table"):
+        AllFivesVectorEnv(num_envs=2, opponents=["test-broken-twin"])
