@@ -257,7 +257,7 @@ def test_the_layer_check_sees_lazy_imports() -> None:
     """A lazy import (inside a function) is an edge like any other; a package's own ancestor is not one."""
     bots = PACKAGE / "openspiel" / "bots.py"
     top_level = {node.module for node in ast.parse(bots.read_text()).body if isinstance(node, ast.ImportFrom)}
-    assert "track" not in top_level and "allfives_env.openspiel.track" in imported_modules(bots)  # in evaluate()
+    assert "position" not in top_level and "allfives_env.openspiel.position" in imported_modules(bots)  # in search()
     graph = {"allfives_env.agents": {"allfives_env.openspiel.bots"}, "allfives_env.core.tiles": {"allfives_env.core"}}
     assert set(upward_imports(graph)) == {("allfives_env.agents", "allfives_env.openspiel.bots")}
 
