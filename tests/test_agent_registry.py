@@ -75,7 +75,8 @@ def registered() -> Iterator[None]:
 
 def test_one_registration_line_makes_an_agent_everywhere(registered: None, capsys: pytest.CaptureFixture[str]) -> None:
     game = Game(Rules.from_options({"num_players": 2}), seed=3)
-    assert make_agent(TWIN, seed=0).act(PlayerView(game, game.current_player)) == PlayerView(game, game.current_player).legal[0]
+    view = PlayerView(game, game.current_player)
+    assert make_agent(TWIN, seed=0).act(view) == view.legal[0]
     assert TWIN in agent_names() and describe_agents()[TWIN] == "the first legal action"
     assert has_batch_twin(TWIN) and not has_batch_twin(NO_TWIN) and TWIN in batch_agent_names()
     assert batch_spec_problem(TWIN) is None

@@ -33,7 +33,8 @@ _COMPILED_TWIN = "allfives_env.batch.agents:build_batch_twin"
 _POLICY_TWIN = "allfives_env.batch_opponents:POLICY_TWIN"
 
 register_agent("random", RandomAgent, "uniform over the legal actions", batch=_COMPILED_TWIN)
-register_agent("greedy", GreedyAgent, "the placement that scores most now; ties shed the heaviest tile", batch=_COMPILED_TWIN)
+register_agent("greedy", GreedyAgent, "the placement that scores most now; ties shed the heaviest tile",
+               batch=_COMPILED_TWIN)
 register_agent("defensive", DefensiveAgent, "points now minus the next player's best possible reply")
 register_agent("expert", ExpertAgent, "a hand-written heuristic: score, deny, block, follow up, shed; tunable weights",
                batch=_COMPILED_TWIN)

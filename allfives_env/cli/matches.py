@@ -193,8 +193,9 @@ def _compare(args: argparse.Namespace) -> int:
 def add_agents_parser(sub: Any) -> None:
     """``allfives agents``: the registered agents, read from the registry so that the list cannot drift."""
     p = sub.add_parser("agents", help="list the registered agents (the names evaluate, tournament and play take)",
-                       description="List the registered agents with what each does; 'vector env' marks those with a "
-                                   "batch twin, which the vector env and vec_env: batch training can seat as opponents.")
+                       description="List the registered agents with what each does; 'vector env' marks those with "
+                                   "a batch twin, which the vector env and vec_env: batch training can seat as "
+                                   "opponents.")
     p.set_defaults(handler=_agents)
 
 
