@@ -32,7 +32,7 @@ from ..evaluation import (
 from ..evaluation.checks import check_move_time_limit
 from ..evaluation.statistics import check_prior
 from ..paths import check_output
-from .options import add_shared_options, int_type, rules_for, shorten
+from .options import add_shared_options, int_type, read_float, rules_for, shorten
 
 __all__ = ["add_agents_parser", "add_compare_parser", "add_evaluate_parser", "add_tournament_parser"]
 
@@ -52,10 +52,7 @@ PROCESSES_PER_CPU = 4
 
 def _prior_type(text: str) -> float:
     """``--prior``: a finite number >= 0 (:func:`~allfives_env.evaluation.statistics.check_prior`)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{shorten(text)} is not a number: give a finite number >= 0") from None
+    value = read_float(text, "give a finite number >= 0")
     try:
         return check_prior(value)
     except EvaluationError as exc:
@@ -65,10 +62,7 @@ def _prior_type(text: str) -> float:
 def _seconds_type(text: str) -> float:
     """``--move-time-limit``: seconds, checked by :func:`~allfives_env.evaluation.checks.check_move_time_limit`."""
     allowed = f"give a number of seconds from {MIN_MOVE_TIME_LIMIT:g} to {MAX_MOVE_TIME_LIMIT:g}"
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{shorten(text)} is not a number: {allowed}") from None
+    value = read_float(text, allowed)
     try:
         return check_move_time_limit(value)  # type: ignore[return-value]
     except EvaluationError as exc:

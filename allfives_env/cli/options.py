@@ -16,7 +16,7 @@ from ..core.errors import RulesError, SeedError
 from ..core.rules import Rules
 from ..core.seeds import MAX_SEED, check_seed
 
-__all__ = ["add_shared_options", "int_type", "rules_for", "rules_from_options", "seed_type", "shorten"]
+__all__ = ["add_shared_options", "int_type", "read_float", "rules_for", "rules_from_options", "seed_type", "shorten"]
 
 #: The most rule value characters (no rules option needs more; a longer one is a paste gone wrong).
 RULE_VALUE_MAX = 200
@@ -49,6 +49,14 @@ def _read_int(text: str, allowed: str) -> int:
         return int(stripped)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{shorten(text)} is not an integer: give {allowed}") from None
+
+
+def read_float(text: str, allowed: str) -> float:
+    """``text`` as a float, else an ArgumentTypeError that says ``allowed`` (the range check is the caller's)."""
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{shorten(text)} is not a number: {allowed}") from None
 
 
 def int_type(low: int, high: int, allowed: str) -> Callable[[str], int]:

@@ -14,7 +14,7 @@ import threading
 from typing import Any
 
 from ..core.errors import AllFivesError
-from .options import int_type, shorten
+from .options import int_type, read_float, shorten
 
 __all__ = ["add_serve_parser", "run_serve"]
 
@@ -33,10 +33,7 @@ MAX_PER_MINUTE = 10_000.0
 def _per_minute_type(text: str) -> float:
     """``--new-games-per-minute``: a finite number above 0 (a rate of 0 would refuse every game for ever)."""
     allowed = f"give a number above 0 and at most {MAX_PER_MINUTE:g}"
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{shorten(text)} is not a number: {allowed}") from None
+    value = read_float(text, allowed)
     if not (math.isfinite(value) and 0 < value <= MAX_PER_MINUTE):
         raise argparse.ArgumentTypeError(f"{shorten(text)} is out of range: {allowed}")
     return value
