@@ -26,7 +26,7 @@ def _start_method_unchanged(request: pytest.FixtureRequest) -> Iterator[None]:
 
 #: What the whole suite costs on the reference machine (2 cores, CPU only), said before the first test; the
 #: README gives the same figure. Compiling the numba kernels on a fresh install is part of it.
-SUITE_MINUTES = "15-20"
+SUITE_MINUTES = "11-20"
 _STARTED = pytest.StashKey[float]()
 
 
