@@ -78,20 +78,23 @@ def memory_needed(rules: Any, num_envs: int, action_features: bool = False, reco
     ones), plus two bool legal masks. The observation is what grows with the rules (4 players, double-12
     and action features: 4,961 floats a game), so it is what the check must count before it is built.
     Policy opponents add one observation buffer each, which is not counted."""
-    encoder = ObservationEncoder(rules, action_features)
-    per_game = batch_memory_needed(rules, 1, record) + 18 * encoder.size + 2 * encoder.num_actions
-    return int(num_envs) * per_game
+    return int(num_envs) * _bytes_per_game(rules, ObservationEncoder(rules, action_features), record)
 
 
-def _check_memory(rules: Any, num_envs: int, action_features: bool, record: bool) -> None:
+def _bytes_per_game(rules: Any, encoder: ObservationEncoder, record: bool) -> int:
+    """One game's share of :func:`memory_needed`, from the encoder the env builds anyway."""
+    return batch_memory_needed(rules, 1, record) + 18 * encoder.size + 2 * encoder.num_actions
+
+
+def _check_memory(rules: Any, encoder: ObservationEncoder, num_envs: int, record: bool) -> None:
     """A :class:`BatchError` naming the memory ``num_envs`` games need and a ``num_envs`` that fits, before
     anything of that size is allocated (a batch too large for the machine would otherwise fail with
     numpy's raw ``MemoryError`` half-built, or swap)."""
     available = available_memory()
-    needed = memory_needed(rules, num_envs, action_features, record)
+    per_game = _bytes_per_game(rules, encoder, record)
+    needed = num_envs * per_game
     if available is None or needed <= available:
         return
-    per_game = needed // num_envs
     fits = min(available // per_game, MAX_GAMES)
     advice = f"use num_envs={fits} or fewer" if fits else "not even one game fits: free some memory"
     raise BatchError(f"num_envs={num_envs} needs about {needed / 2**30:.1f} GiB ({per_game:,} bytes a game: the "
@@ -130,7 +133,8 @@ class AllFivesVectorEnv(gymnasium.vector.VectorEnv):
         specs = list(setup.opponents) + ([] if setup.partner is None else [setup.partner])
         check_batch_specs(specs)
         autoreset = _autoreset_mode(autoreset_mode)
-        _check_memory(setup.rules, int(num_envs), setup.action_features, bool(record))
+        encoder = ObservationEncoder(setup.rules, setup.action_features)  # small: one game's bounds
+        _check_memory(setup.rules, encoder, int(num_envs), bool(record))
         n = self.num_envs = int(num_envs)
         self.rules = rules = setup.rules
         self.reward_mode, self.episode, self.fixed_seat = setup.reward, setup.episode, setup.seat
@@ -139,7 +143,6 @@ class AllFivesVectorEnv(gymnasium.vector.VectorEnv):
         self.autoreset_mode = autoreset
         self.metadata = {**type(self).metadata, "autoreset_mode": self.autoreset_mode}
         self.render_mode = None
-        encoder = ObservationEncoder(rules, setup.action_features)
         self.single_observation_space = spaces.Box(encoder.low, encoder.high, dtype=np.float32)
         self.single_action_space = spaces.Discrete(encoder.num_actions)
         self.observation_space = batch_space(self.single_observation_space, n)

@@ -195,6 +195,13 @@ class Dealing:
     draw, a redeal), which a seeded game decides at once with its generator and an explicit game waits
     at. Between chance nodes the hand being opened is kept in ``_start``."""
 
+    @property
+    def _opening_hand(self) -> "_HandStart":
+        """The hand being dealt and opened (only ever asked for between its deal and its lead)."""
+        start = self._start
+        assert start is not None, "no hand is being opened"
+        return start
+
     def _new_hand(self) -> None:
         """Deal the next hand (a fixed deal, the generator's, or chance's) and open it."""
         self.hand_number += 1
@@ -209,7 +216,7 @@ class Dealing:
         """A fresh deal: from the generator (a permutation: the hands in seat order, then the boneyard), or
         the chance nodes of a deal tile by tile."""
         if self.explicit_chance:
-            self._start.dealt = []  # type: ignore[union-attr]
+            self._opening_hand.dealt = []
             return _DEAL_NODE
         tiles = self.tiles
         n = self.num_players
@@ -223,8 +230,7 @@ class Dealing:
     def _deal_tile(self, tile: int) -> None:
         """Chance deals ``tile``; once every seat has its tiles the hand is dealt (the boneyard is the rest,
         in no order: chance decides it draw by draw)."""
-        start = self._start
-        assert start is not None
+        start = self._opening_hand
         dealt = start.dealt
         dealt.append(tile)
         h = self.rules.hand_size
@@ -247,14 +253,13 @@ class Dealing:
             if node.kind == "pick":
                 node = self._picked(int(self.rng.integers(node.choices)))  # type: ignore[union-attr]
             elif node.kind == "opening_draw":
-                node = self._opening_drew(self._start.stock[-1])  # type: ignore[union-attr]
+                node = self._opening_drew(self._opening_hand.stock[-1])
             else:
                 node = self._deal()
 
     def _begin(self, deal: Deal) -> Optional[ChanceNode]:
         """A dealt hand: find its leader (the next chance node, if that needs one)."""
-        start = self._start
-        assert start is not None
+        start = self._opening_hand
         start.deal = deal
         start.hands = [self.tiles.mask_of(hand) for hand in deal.hands]
         start.stock = list(reversed(deal.boneyard))
@@ -268,8 +273,7 @@ class Dealing:
         r = self.rules
         tiles = self.tiles
         n = self.num_players
-        start = self._start
-        assert start is not None
+        start = self._opening_hand
         deal, hands = start.deal, start.hands
         fixed = deal.leader is not None
         if self.hand_number == 1:
@@ -307,39 +311,34 @@ class Dealing:
 
     def _pick_among(self, seats: tuple[int, ...], role: str) -> ChanceNode:
         """A uniform pick among ``seats`` of the leader or of the opening drawer: a chance node."""
-        start = self._start
-        assert start is not None
+        start = self._opening_hand
         start.seats, start.role = seats, role
         return ChanceNode("pick", -1, False, len(seats))
 
     def _picked(self, i: int) -> Optional[ChanceNode]:
         """The pick's outcome ``i``: the ``i``-th of its seats leads, or draws first."""
-        start = self._start
-        assert start is not None
+        start = self._opening_hand
         seat = start.seats[i]
         if start.role == "drawer":
             return self._opening_from(seat)
         return self._open(seat)
 
     def _opening_from(self, drawer: int) -> Optional[ChanceNode]:
-        start = self._start
-        assert start is not None
+        start = self._opening_hand
         start.drawer = start.seat = drawer
         return self._opening_next()
 
     def _opening_next(self) -> Optional[ChanceNode]:
         """The next opening draw, or the end of the boneyard: a redeal (or the fixed deal's leader)."""
-        start = self._start
-        assert start is not None
+        start = self._opening_hand
         if len(start.stock) > self.rules.boneyard_reserve:
             return ChanceNode("opening_draw", start.seat, False)
         return self._open(None) if start.deal.leader is not None else self._redeal()
 
     def _opening_drew(self, tile: int) -> Optional[ChanceNode]:
         """``tile`` drawn by the opening drawer in turn: a double leads, anything else passes the draw on."""
-        start = self._start
-        assert start is not None
-        _take(start.stock, tile)
+        start = self._opening_hand
+        take_tile(start.stock, tile)
         seat = start.seat
         start.hands[seat] |= 1 << tile
         start.opening.append(Draw(seat, tile, False))
@@ -349,8 +348,7 @@ class Dealing:
         return self._opening_next()
 
     def _redeal(self) -> Optional[ChanceNode]:
-        start = self._start
-        assert start is not None
+        start = self._opening_hand
         if start.scripted:
             raise DealError(
                 "the fixed deal holds no double and no_double_fallback='redeal'/'draw_until_double' could "
@@ -363,8 +361,7 @@ class Dealing:
         """Open the dealt hand: ``expected`` is the leader the rules give (None when a fixed deal's leader
         stands in for a random one), ``lead_tile`` the tile the leader must lead (-1: any). The hand start
         is over, so no chance node follows (None)."""
-        start = self._start
-        assert start is not None
+        start = self._opening_hand
         self._start = None
         deal, hands = start.deal, start.hands
         r = self.rules
@@ -428,7 +425,7 @@ class _HandStart:
         return other
 
 
-def _take(stock: list[int], tile: int) -> None:
+def take_tile(stock: list[int], tile: int) -> None:
     """Remove the drawn ``tile`` from ``stock``: a seeded game draws its last item, chance any of them."""
     if stock[-1] == tile:
         stock.pop()

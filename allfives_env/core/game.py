@@ -25,7 +25,7 @@ import numpy as np
 from .actions import action_name
 from .board import Board
 from .chance import ChanceNode, ExplicitChance, check_chance
-from .deal import Deal, Dealing, HandRecord, starting_scores
+from .deal import Deal, Dealing, HandRecord, starting_scores, take_tile
 from .errors import DealError, GameOverError, IllegalActionError, RulesError, short_repr
 from .events import Draw, Event, GameOver, Pass, Play, Settlement
 from .rules import Rules
@@ -389,16 +389,14 @@ class Game(Dealing, ExplicitChance):
 
     def _draw(self, seat: int, forced: bool, tile: int) -> None:
         """``seat`` draws ``tile`` from the boneyard (a seeded game its last item, chance any of them)."""
+        take_tile(self._stock, tile)
         if self.explicit_chance:
-            self._stock.remove(tile)
             if self.hand_records:  # (a fork has none)
                 # the hand's record keeps the drawing order, then the rest in no order: it replays the hand
                 record = self.hand_records[-1]
                 drawn = len(record.boneyard) - len(self._stock) - 1
                 order = record.boneyard[:drawn] + (tile,) + tuple(sorted(self._stock))
                 self.hand_records[-1] = record._replace(boneyard=order)
-        else:
-            self._stock.pop()
         self.hands[seat] |= 1 << tile
         self._draws_this_turn += 1
         self.events.append(_new_event(Draw, (seat, tile, forced)))
