@@ -37,11 +37,10 @@ ROOT = Path(__file__).resolve().parents[1]
 PAGE = Path("docs") / "development.md"
 MARKER = re.compile(r"<!-- generated:([a-z_]+) begin -->\n(.*?)<!-- generated:\1 end -->", re.S)
 #: The top-level folders of the layout tree, in the page's order, each with what the tree says first about it
-#: when its own files do not say it (training/ is installed under another name; see pyproject.toml).
+#: when its own files do not say it.
 FOLDERS: dict[str, str] = {
     "allfives_env": "",
-    "training": "installed as the package allfives_training (a top-level \"training\" could collide with "
-                "another project's):",
+    "allfives_training": "",
     "benchmarks": "measurements; results/ holds the figures the docs' tables are made from",
     "examples": "training scripts for outside RL libraries on the vector env",
     "configs": "YAML training configs",

@@ -9,7 +9,7 @@ library's Gymnasium vector env on the compiled batch engine::
 
 All ``num_envs`` games run in one process, in lockstep; the learner plays one seat of each (drawn per game),
 the scripted opponents the others. Like every CleanRL file it is self-contained on purpose: the network
-below repeats the idea of the project's ``training/scorer_policy.py`` rather than importing it, so this file
+below repeats the idea of the project's ``allfives_training/scorer_policy.py`` rather than importing it, so this file
 can be copied out and read alone. It imports nothing of ``allfives_training`` and no stable-baselines3.
 
 **The network.** With ``action_features=True`` the observation ends with one row of 12 numbers per placement
@@ -18,7 +18,7 @@ id (what the play scores now, what it leaves the opponent, ...; ``allfives_env.e
 *the same network for every placement*, and its score is added to that placement's logit, on top of an MLP
 over the position (the observation without the feature rows): ``logit_a = actor(position)_a + g(row_a)``.
 What ``g`` learns about one play transfers to every tile and end, which is what lets PPO from random weights
-pass ``greedy`` within its first million steps (``training/scorer_policy.py`` explains why the score must
+pass ``greedy`` within its first million steps (``allfives_training/scorer_policy.py`` explains why the score must
 reach its logit whole from the first step). ``g`` runs only on the legal placements' rows, gathered once per
 rollout for the update (:class:`Batch`): the other rows are zero and share ``g(0)``, so it is the same function
 as scoring all 112 rows, for a fraction of the work; the update never copies the 1,496-wide observations.

@@ -1,4 +1,4 @@
-"""The batch vec env (``vec_env: batch``, training/batch_vec_env.py): SB3's VecEnv contract checked the way
+"""The batch vec env (``vec_env: batch``, allfives_training/batch_vec_env.py): SB3's VecEnv contract checked the way
 ``stable_baselines3.common.env_checker`` checks an env, the single-seat env's rewards and observations,
 batch opponents, the league's policy files, and MaskablePPO training on it."""
 

@@ -1,4 +1,4 @@
-"""training/masked_distribution.py: the same numbers as sb3-contrib's masked categorical, never an
+"""allfives_training/masked_distribution.py: the same numbers as sb3-contrib's masked categorical, never an
 illegal sample, and a policy built on it trains."""
 
 from __future__ import annotations

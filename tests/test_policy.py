@@ -1,4 +1,4 @@
-"""Policy files: export from MaskablePPO (training/export.py), numpy inference identical to torch, the
+"""Policy files: export from MaskablePPO (allfives_training/export.py), numpy inference identical to torch, the
 ``ppo`` agent, clear refusals of foreign or mismatched files, and the library's policy code standing alone
 (no agents, no torch)."""
 
@@ -141,7 +141,7 @@ def _imports(path: Path, package: str) -> set[str]:
 
 def test_the_policy_package_knows_nothing_of_agents_or_torch() -> None:
     """File format and network stand alone: allfives_env.agents imports them, never the other way round
-    (no import cycle), and torch lives in training/."""
+    (no import cycle), and torch lives in allfives_training/."""
     files = sorted((ROOT / "allfives_env" / "policy").glob("*.py"))
     assert {f.name for f in files} >= {"__init__.py", "file.py", "network.py", "header.py"}
     imports = {path.name: _imports(path, "allfives_env.policy") for path in files}

@@ -1,5 +1,5 @@
 """``allfives train-rllib`` ends a run as ``allfives train`` does, through the same functions
-(training/report.py): here the table of several modules, without Ray. The tiny run as a command that checks
+(allfives_training/report.py): here the table of several modules, without Ray. The tiny run as a command that checks
 the printed table, ``evaluation.md/.csv/.json`` and a stderr without Ray's ``max_restarts`` error line is
 ``tests/test_rllib_cluster.py``'s (one run serves both, to keep the suite short)."""
 

@@ -1,4 +1,4 @@
-"""training/run_plan.py: both trainers turn their arguments into a run the same way, and a refused command
+"""allfives_training/run_plan.py: both trainers turn their arguments into a run the same way, and a refused command
 writes nothing. Checked on the plans alone (no model, no Ray), for the stable-baselines3 and RLlib kinds."""
 
 from __future__ import annotations

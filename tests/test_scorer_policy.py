@@ -1,4 +1,4 @@
-"""The policy with a shared placement scorer (training/scorer_policy.py): torch and numpy agree, files
+"""The policy with a shared placement scorer (allfives_training/scorer_policy.py): torch and numpy agree, files
 are checked, configs are validated."""
 
 from __future__ import annotations

@@ -46,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_training_parsers(sub: Any) -> None:
-    """``train`` and ``train-rllib``, from ``training/`` (it ships with the repository), where importable:
+    """``train`` and ``train-rllib``, from ``allfives_training/`` (it ships with the repository), where importable:
     running them needs the [train] / [rllib] extras, listing them does not."""
     try:
         from allfives_training.train import add_train_parser, run_train

@@ -7,7 +7,7 @@
 * :mod:`.shipped` -- the policies installed with the package (``ppo-2p``, ``ppo-3p``, ``ppo-4p``).
 
 The agents that play policy files (``ppo``, ``ppo-2p``, ``ppo-3p``, ``ppo-4p``) are in :mod:`allfives_env.agents.policy`;
-the torch exporters that write them from a trained model, in ``training/export.py``.
+the torch exporters that write them from a trained model, in ``allfives_training/export.py``.
 """
 
 from __future__ import annotations

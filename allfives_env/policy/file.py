@@ -18,7 +18,7 @@ logits. So a policy that loads plays a whole game; anything else is a :class:`Po
 and what was wrong, at load. Nothing is ever unpickled (the archive is read member by member with
 ``allow_pickle=False``), and files and headers are bounded (:data:`MAX_FILE_BYTES`,
 :data:`~allfives_env.policy.header.MAX_HEADER_BYTES`). :func:`write_policy_file` is the common end of
-every exporter (the torch ones live in ``training/``): it writes only what would load.
+every exporter (the torch ones live in ``allfives_training/``): it writes only what would load.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ _LISTED_NAMES = 8
 _NPY = ".npy"
 #: What reading a damaged or foreign ``.npz`` archive or ``.npy`` member can raise (zipfile, zlib and
 #: numpy.lib.format do not wrap their errors). Here each becomes a PolicyError naming the file and the member;
-#: the imitation warm start's recorded parts (``training/imitation.py``) catch the same set. An ``.npy``
+#: the imitation warm start's recorded parts (``allfives_training/imitation.py``) catch the same set. An ``.npy``
 #: header is Python literal text that numpy parses with ``ast.literal_eval`` and, when that fails, again
 #: after ``tokenize`` (for Python 2 headers), so a crafted header also raises ``SyntaxError`` (with
 #: ``IndentationError``), ``tokenize.TokenError``, ``RecursionError`` and ``MemoryError`` (the parser's
@@ -288,7 +288,7 @@ def write_policy_file(path: PathLike, rules: Union[Rules, Mapping[str, Any]], la
                       scorer: Optional[Mapping[str, Any]] = None, scorer_layers: Sequence[Pair] = ()) -> Path:
     """Write an actor given as arrays (``(out, in)`` float32 weights, as in torch) to a policy file.
 
-    The common end of every exporter (stable-baselines3 and RLlib, in ``training/``): checks the
+    The common end of every exporter (stable-baselines3 and RLlib, in ``allfives_training/``): checks the
     model's observation shape and action count against ``rules`` (with or without the action features),
     builds the header and writes the ``.npz`` atomically. What it writes loads: the same checks as
     :func:`load_policy` run first, on the header as it will be read back.

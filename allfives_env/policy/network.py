@@ -1,7 +1,7 @@
 """A trained policy's actor in numpy (:class:`NumpyPolicy`): checked weights, the forward pass, its rules.
 
 The network is an MLP from the observation to one logit per action, optionally with a scorer shared by
-every placement's feature row (``training/scorer_policy.py``) whose scores the logits layer also reads.
+every placement's feature row (``allfives_training/scorer_policy.py``) whose scores the logits layer also reads.
 Building one checks everything: the header, that the arrays are real, finite and chain from the
 observation to the actions, and that no observation of the header's rules can drive a value past float32.
 """

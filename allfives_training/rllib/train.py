@@ -485,7 +485,7 @@ def train_rllib(config: Any, run_dir: Optional[str] = None, resume: Any = None,
         print(f"{plan.run_dir}: no checkpoint yet; starting this run from iteration 0", file=out or sys.stdout)
     started = False
     if not ray.is_initialized():
-        # the workers import allfives_training as installed (pyproject's package-dir), like the driver
+        # the workers import allfives_training as installed, like the driver
         ray.init(address=address, include_dashboard=False, log_to_driver=False)
         started = True
     try:

@@ -64,7 +64,7 @@ class RLlibNetworkConfig(Section):
     activation: str = setting("relu", choice(*ACTIVATIONS))
     """tanh | relu | elu | leaky_relu | silu"""
     action_scorer: Optional[list[int]] = setting(None, optional(layer_sizes(0)))
-    """hidden layers of a scorer shared by every placement's feature row (training/scorer_policy.py); needs
+    """hidden layers of a scorer shared by every placement's feature row (allfives_training/scorer_policy.py); needs
     env.action_features: true; [] = a linear scorer; null = none"""
     trunk_reads_features: bool = setting(True, boolean)
     """false: the actor and critic MLPs read the observation without the placements' feature rows (the

@@ -8,7 +8,7 @@ directory ``<output.dir>/<name>`` (``<name>_2``, ``_3``, ... when that exists; o
     checkpoints/         step_<N>.safetensors (the policy's weights and the optimizer's tensors) +
                          step_<N>.json (the run's state: evaluation history, league, counters, optimizer
                          hyper-parameters, the tensors file's SHA-256); the newest ``checkpoint.keep``.
-                         No pickle anywhere (training/checkpoint.py): resuming rebuilds the model from
+                         No pickle anywhere (allfives_training/checkpoint.py): resuming rebuilds the model from
                          config.yaml and copies the checked tensors in. Old step_<N>.zip checkpoints (SB3's
                          pickle-based format) are refused, never loaded.
     league/              snapshot_<N>.npz, frozen snapshots the learner plays (``league.enabled``)

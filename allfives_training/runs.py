@@ -24,7 +24,7 @@ __all__ = ["CHECKPOINTS", "DEMONSTRATIONS", "TRAINER", "CHECKPOINT_STATE", "CHEC
            "check_snapshots"]
 
 CHECKPOINTS = "checkpoints"
-DEMONSTRATIONS = "demonstrations"  # the imitation warm start's recorded parts (training/imitation.py)
+DEMONSTRATIONS = "demonstrations"  # the imitation warm start's recorded parts (allfives_training/imitation.py)
 TRAINER = "sb3-maskableppo"  # the "trainer" of a checkpoint's state (RLlib's say "rllib-ppo")
 CHECKPOINT_STATE = re.compile(r"^step_(\d+)\.json$")
 CHECKPOINT_FILE = re.compile(r"^step_(\d+)\.(?:json|safetensors)(?:\.tmp)?$")

@@ -104,7 +104,7 @@ class NetworkConfig(Section):
     activation: str = setting("tanh", choice(*ACTIVATIONS))
     """tanh | relu | elu | leaky_relu | silu"""
     action_scorer: Optional[list[int]] = setting(None, optional(layer_sizes(0)))
-    """hidden layers of a scorer shared by every placement's feature row (training/scorer_policy.py); needs
+    """hidden layers of a scorer shared by every placement's feature row (allfives_training/scorer_policy.py); needs
     env.action_features: true; [] = a linear scorer"""
     trunk_reads_features: bool = setting(True, boolean)
     """false: the actor and critic MLPs read the observation without the placements' feature rows, which
@@ -206,8 +206,8 @@ class TrainConfig(Section):
     n_envs: int = setting(32, integer(1, MAX_ENVS))
     """parallel envs (n_envs x ppo.n_steps at most 10,000,000)"""
     vec_env: str = setting("batched", choice(*VEC_ENV_KINDS))
-    """batched | subproc (n_envs <= 256) | dummy (training/vec_env.py) | batch: the n_envs games in one compiled
-    batch in the training process, opponents random/greedy/expert/policy files only (training/batch_vec_env.py)"""
+    """batched | subproc (n_envs <= 256) | dummy (allfives_training/vec_env.py) | batch: the n_envs games in one compiled
+    batch in the training process, opponents random/greedy/expert/policy files only (allfives_training/batch_vec_env.py)"""
     workers: int = setting(2, integer(1, MAX_PROCESSES))
     """processes of the batched vec env (vec_env: batch runs in the training process)"""
     rules: dict[str, Any] = setting({}, None, convert=rules_options)
