@@ -28,8 +28,7 @@ checkpoints the run could be resumed from instead (move the damaged one away to 
 falls back to an older checkpoint or starts over on its own. Everything a resume loads (the state, the
 tensors, the league snapshots it will play) is read and checked before any env or worker starts.
 
-Every process uses one torch thread (``torch.set_num_threads(1)``): on a 2-core machine a second
-thread makes training collapse as soon as the other core is busy.
+Every process uses one torch thread (:func:`allfives_training.threads.one_torch_thread` says why).
 """
 
 from __future__ import annotations
@@ -49,6 +48,7 @@ from allfives_training.runs import (
     latest_checkpoint, not_resumed, resume_seed,
 )
 from allfives_training.schema import ConfigError
+from allfives_training.threads import one_torch_thread
 
 MAX_REPORT_BYTES = 1 << 20  # evaluation.md, shown when a finished run is resumed
 
@@ -158,13 +158,9 @@ class Trainer:
         return Logger(folder=None, output_formats=[])
 
     def build(self) -> None:
-        import torch
         from sb3_contrib import MaskablePPO
 
-        torch.set_num_threads(1)
-        # MaskablePPO builds a masked Categorical at every rollout step and minibatch; torch's argument checks
-        # on them cost ~15% of training and catch nothing but inf/nan weights, which _diverged() reports
-        torch.distributions.Distribution.set_default_validate_args(False)
+        one_torch_thread()  # _diverged() reports the inf/nan weights the skipped checks would catch
         self.vec_env = self._make_vec_env()
         try:
             self.model = MaskablePPO(self._policy_class(), self.vec_env, policy_kwargs=self._policy_kwargs(),

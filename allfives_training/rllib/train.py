@@ -44,6 +44,7 @@ from allfives_training.rllib.config import RLLIB_CONFIG_HINT, RLlibConfig, valid
 from allfives_training.run_plan import ConfigKind, plan_run
 from allfives_training.runs import CHECKPOINTS, atomic_write, checkpoint_folder, resume_seed
 from allfives_training.schema import ConfigError
+from allfives_training.threads import one_torch_thread
 
 __all__ = ["add_train_rllib_parser", "run_train_rllib", "train_rllib", "latest_rllib_checkpoint"]
 
@@ -88,17 +89,6 @@ def env_config(cfg: RLlibConfig) -> dict:
                 "opponent_weights": [float(w) for w in cfg.opponents.values()]}
     return {"rules": dict(cfg.rules), "reward": cfg.env.reward, "episode": cfg.env.episode,
             "action_features": cfg.env.action_features, "learners": cfg.learners, "opponents": dict(cfg.opponents)}
-
-
-def one_torch_thread() -> None:
-    """One torch thread in this process, and no argument checks on torch's distributions: on a 2-core machine
-    a second thread makes training collapse as soon as the other core is busy (as ``allfives train`` runs),
-    and RLlib builds a Categorical at every sampling step and minibatch, whose checks catch nothing the
-    masked logits could get wrong. Called where RLlib's processes make their envs and in the driver."""
-    import torch
-
-    torch.set_num_threads(1)
-    torch.distributions.Distribution.set_default_validate_args(False)
 
 
 def _make_env(config: dict) -> Any:
