@@ -16,9 +16,24 @@ its case in the rules reference; the coverage tests then fail until both engines
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Literal, Optional, get_args
 
 from .tiles import SUPPORTED_MAX_PIPS
+
+# The string choices, as types: a resolved ``Rules`` field holds one of these, and the table's ``choices``
+# are read from them (``get_args``), so the type checker and the checks at construction share one list.
+FirstLeader = Literal["random", "highest_double"]
+NoDoubleFallback = Literal["heaviest_tile", "redeal", "draw_until_double"]
+AfterBlock = Literal["random", "lowest_pips", "rotate"]
+Spinner = Literal["first_double"]
+SpinnerCount = Literal["allfives", "sniff"]
+HandEnd = Literal["deduct_own", "winner_takes"]
+Rounding = Literal["nearest", "down", "none"]
+BonusRound = Literal["sum_then_round", "round_each"]
+BlockedAward = Literal["opponents_total", "difference"]
+WinCheck = Literal["immediate", "end_of_hand"]
+#: The names ``hand_size`` also takes (the keys of :data:`HAND_SIZE_PRESETS`).
+HandSizePreset = Literal["default", "five_always", "seven_five"]
 
 #: Deal sizes by player count for the double-six set (docs/rules.md §2): the seed default and its variants.
 HAND_SIZE_PRESETS: dict[str, dict[int, int]] = {
@@ -85,7 +100,6 @@ class Option:
     ``needs``: the other options a value needs to be valid (played with it by the coverage tests)."""
 
     name: str
-    annotation: str
     default: Any
     doc: str
     kind: str
@@ -109,6 +123,13 @@ class Option:
             return "it must be true or false"
         return f"choose one of {list(self.choices)}"
 
+    def auto_value(self, context: Any) -> Any:
+        """The value ``None`` (or ``"auto"``) stands for under the other, already resolved options of
+        ``context``; only options whose ``None`` stands for a value have one."""
+        if self.auto is None:
+            raise TypeError(f"the option {self.name} has no automatic value ({self.none_means or 'None is not allowed'})")
+        return self.auto(context)
+
     def values(self, context: Any) -> list[Any]:
         """Every value of the domain the coverage tests play: each choice, both switch values, a count at
         its bounds under the resolved rules ``context`` and its presets, and ``None`` where it means
@@ -118,7 +139,7 @@ class Option:
         elif self.kind == "switch":
             out = [False, True]
         else:
-            out = [self.low, self.high(context), *self.presets]  # type: ignore[misc]
+            out = [self.low, self.high(context), *self.presets]
         if self.none_means:
             out.append(None)
         return list(dict.fromkeys(v for v in out if v is not None or self.none_means))
@@ -128,16 +149,18 @@ class Option:
         return [{**self.needs.get(value, {}), self.name: value} for value in self.values(context)]
 
 
-def _choice(name: str, choices: tuple[str, ...], doc: str, refusal: str = "", param: bool = True) -> Option:
-    """A string choice, drawn uniformly by the sampler (with the other choices, first); a plain parameter
-    unless ``param`` is false."""
-    return Option(name, "str", choices[0], doc, "choice", Draw(choices, 0), Param(name) if param else None,
+def _choice(name: str, literal: object, doc: str, refusal: str = "", param: bool = True) -> Option:
+    """A string choice, its values the ``Literal`` type its ``Rules`` field has (the first is the default),
+    drawn uniformly by the sampler (with the other choices, first); a plain parameter unless ``param`` is
+    false."""
+    choices: tuple[str, ...] = get_args(literal)
+    return Option(name, choices[0], doc, "choice", Draw(choices, 0), Param(name) if param else None,
                   choices=choices, refusal=refusal)
 
 
 def _switch(name: str, default: bool, doc: str) -> Option:
     """A true/false option, drawn after the choices, and a plain parameter."""
-    return Option(name, "bool", default, doc, "switch", Draw((False, True), 1), Param(name))
+    return Option(name, default, doc, "switch", Draw((False, True), 1), Param(name))
 
 
 def _default_hand_size(r: Any) -> int:
@@ -148,55 +171,55 @@ _DEFAULT = "the default for the player count"
 
 #: Every rules option, in the order of :class:`~allfives_env.core.rules.Rules`' fields.
 OPTIONS: tuple[Option, ...] = (
-    Option("num_players", "int", 2, "players at the table", "choice", Draw((2, 3, 4), 2), Param("players"),
+    Option("num_players", 2, "players at the table", "choice", Draw((2, 3, 4), 2), Param("players"),
            choices=(2, 3, 4), refusal="All Fives is played by 2, 3 or 4 players"),
-    Option("partnership", "Optional[bool]", None, "teams 0+2 vs 1+3 (4 players only)", "switch",
+    Option("partnership", None, "teams 0+2 vs 1+3 (4 players only)", "switch",
            Draw((False,), 11, chance=0.25), Param("partnership", "auto_on_off", "auto"),
            none_means="auto: on for 4 players", auto=lambda r: r.num_players == 4,
            refusal="give true, false or 'auto'",
            needs={value: {"num_players": 4} for value in (None, False, True)}),
-    Option("hand_size", "Union[int, str, None]", None, "tiles dealt to each seat", "count",
+    Option("hand_size", None, "tiles dealt to each seat", "count",
            Draw((None, "five_always", "seven_five"), 4, when=("max_pip", 6)),
            Param("hand_size", "zero_is_none", 0, _DEFAULT), low=1, high=lambda r: r.tile_count // r.num_players,
            none_means="9/7/5 by player count for double-six, 7 for double-nine, 9 for double-twelve",
            auto=_default_hand_size, presets=("five_always", "seven_five")),
-    Option("max_pip", "int", 6, "the set: double-six, double-nine or double-twelve", "choice",
+    Option("max_pip", 6, "the set: double-six, double-nine or double-twelve", "choice",
            Draw((6, 6, 6, 9, 12), 3), Param("max_pip"), choices=SUPPORTED_MAX_PIPS,
            refusal=f"choose one of {SUPPORTED_MAX_PIPS}"),
-    Option("boneyard_reserve", "int", 0, "boneyard tiles nobody may draw", "count", Draw((0, 0, 1, 2), 7),
+    Option("boneyard_reserve", 0, "boneyard tiles nobody may draw", "count", Draw((0, 0, 1, 2), 7),
            Param("boneyard_reserve"), low=0, high=lambda r: r.boneyard_size),
-    _choice("first_leader", ("random", "highest_double"), "who leads the first hand"),
-    _choice("no_double_fallback", ("heaviest_tile", "redeal", "draw_until_double"),
+    _choice("first_leader", FirstLeader, "who leads the first hand"),
+    _choice("no_double_fallback", NoDoubleFallback,
             "first_leader='highest_double' when no double was dealt"),
     _switch("must_lead_it", True, "the first leader must lead the tile that made them leader"),
-    _choice("after_block", ("random", "lowest_pips", "rotate"), "who leads after a blocked hand"),
+    _choice("after_block", AfterBlock, "who leads after a blocked hand"),
     _switch("may_draw_when_able", False, "drawing is allowed while holding a playable tile"),
-    Option("max_draws_per_turn", "Optional[int]", None, "draws allowed in one turn", "count", Draw((None, 1, 2), 6),
+    Option("max_draws_per_turn", None, "draws allowed in one turn", "count", Draw((None, 1, 2), 6),
            Param("max_draws_per_turn", "zero_is_none", 0, "unlimited"), low=1, high=lambda r: MAX_COUNT,
            none_means="unlimited"),
-    _choice("spinner", ("first_double",), "which double becomes the spinner",
+    _choice("spinner", Spinner, "which double becomes the spinner",
             refusal="choose one of ['first_double'] ('none' and 'all_doubles' are family variants outside v1, "
                     "docs/rules.md §4)", param=False),  # one value: python_allfives offers no parameter
     _switch("spinner_sides_first", True, "the spinner's sides are played before its ends"),
-    _choice("spinner_count", ("allfives", "sniff"), "how the spinner counts on the ends"),
+    _choice("spinner_count", SpinnerCount, "how the spinner counts on the ends"),
     _switch("lead_scores", True, "the lead tile scores its count"),
-    Option("score_unit", "int", 1, "points are counts (1) or counts / 5 (5)", "choice", Draw((1, 1, 5), 5),
+    Option("score_unit", 1, "points are counts (1) or counts / 5 (5)", "choice", Draw((1, 1, 5), 5),
            Param("score_unit"), choices=(1, 5), refusal="choose 1 (points = count) or 5 (points = count / 5)"),
-    Option("min_first_score", "int", 0, "count a side needs for its first score (0: off)", "count",
+    Option("min_first_score", 0, "count a side needs for its first score (0: off)", "count",
            Draw((0, 0, 10), 8), Param("min_first_score"), low=0, high=lambda r: top_scoring_count(r.max_pip)),
-    _choice("hand_end", ("deduct_own", "winner_takes"), "how a hand is settled"),
-    _choice("rounding", ("nearest", "down", "none"), "how settled pips round to fives"),
-    _choice("bonus_round", ("sum_then_round", "round_each"), "round the sum of the hands or each hand"),
-    _choice("blocked_award", ("opponents_total", "difference"), "what the low side wins in a blocked hand"),
+    _choice("hand_end", HandEnd, "how a hand is settled"),
+    _choice("rounding", Rounding, "how settled pips round to fives"),
+    _choice("bonus_round", BonusRound, "round the sum of the hands or each hand"),
+    _choice("blocked_award", BlockedAward, "what the low side wins in a blocked hand"),
     _switch("allow_negative", True, "scores may go below zero"),
-    Option("target", "Optional[int]", None, "points that win the game", "count",
+    Option("target", None, "points that win the game", "count",
            Draw((30, 60, 100, 150), 9, divide_by="score_unit"), Param("target", "zero_is_none", 0, _DEFAULT),
            low=1, high=lambda r: MAX_TARGET // r.score_unit,
            none_means="250 for 2 players, 200 for 3-4 (divided by score_unit)",
            auto=lambda r: (250 if r.num_players == 2 else 200) // r.score_unit),
-    _choice("win_check", ("immediate", "end_of_hand"), "when reaching the target ends the game"),
+    _choice("win_check", WinCheck, "when reaching the target ends the game"),
     _switch("exact_target", False, "the target must be hit exactly"),
-    Option("max_hands", "Optional[int]", 200, "an RL safety cap: after that many hands the game ends truncated",
+    Option("max_hands", 200, "an RL safety cap: after that many hands the game ends truncated",
            "count", Draw((3, 20, 50), 10), Param("max_hands", "positive"), low=1, high=lambda r: MAX_COUNT,
            none_means="no cap"),
 )

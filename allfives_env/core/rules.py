@@ -11,14 +11,17 @@ the option, the value and what is allowed, so that no game ever starts on rules 
 from __future__ import annotations
 
 import difflib
+import inspect
 from dataclasses import asdict, dataclass, fields
-from typing import Any, Mapping, Optional
+from typing import Any, Literal, Mapping, Optional, TypeVar, Union
 
 import numpy as np
 
 from .errors import RulesError, short_repr
 from .options import (  # noqa: F401  (CHOICES, the presets, MAX_TARGET and max_count: re-exported)
-    BIG_SET_HAND_SIZE, CHOICES, HAND_SIZE_PRESETS, MAX_TARGET, OPTION, OPTIONS, SET_NAMES, SWITCHES, max_count,
+    BIG_SET_HAND_SIZE, CHOICES, HAND_SIZE_PRESETS, MAX_TARGET, OPTION, OPTIONS, SET_NAMES, SWITCHES, AfterBlock,
+    BlockedAward, BonusRound, FirstLeader, HandEnd, HandSizePreset, NoDoubleFallback, Rounding, Spinner,
+    SpinnerCount, WinCheck, max_count,
 )
 from .tiles import SUPPORTED_MAX_PIPS, tile_set  # noqa: F401  (SUPPORTED_MAX_PIPS: re-exported)
 from .values import is_integer as _is_int
@@ -38,15 +41,23 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _option_fields(cls: type) -> type:
-    """``cls`` as a frozen dataclass whose fields are the rows of :data:`.options.OPTIONS`, in order: the
-    option table is the one list of options, and ``Rules`` cannot have a field the table lacks."""
-    cls.__annotations__ = {o.name: o.annotation for o in OPTIONS}
-    for o in OPTIONS:
-        setattr(cls, o.name, o.default)
-    return dataclass(frozen=True)(cls)
+_R = TypeVar("_R")
 
 
+def _option_fields(cls: type[_R]) -> type[_R]:
+    """``cls`` with the defaults of :data:`.options.OPTIONS` as its field defaults, once checked that its
+    fields and its constructor's parameters are the rows of the table, in order, with the table's defaults:
+    the option table is the one list of options, and ``Rules`` cannot have an option the table lacks."""
+    table = [(o.name, o.default) for o in OPTIONS]
+    parameters = list(inspect.signature(cls.__init__).parameters.values())[1:]
+    if list(cls.__annotations__) != [name for name, _ in table] or [(p.name, p.default) for p in parameters] != table:
+        raise TypeError(f"{cls.__name__} must declare the options of the table, in order, with their defaults: {table}")
+    for name, default in table:
+        setattr(cls, name, default)
+    return cls
+
+
+@dataclass(frozen=True, init=False)
 @_option_fields
 class Rules:
     """All options of docs/rules.md §8: one field per row of the option table (:data:`.options.OPTIONS`), with
@@ -57,10 +68,74 @@ class Rules:
     ``target`` None means 250 for 2 players and 200 for 3-4 (divided by 5 under ``score_unit=5``).
     ``max_hands`` is not a rule but an RL safety cap: after that many hands the game ends as truncated,
     the higher score winning (or a draw). ``None`` disables it.
+
+    The fields have their resolved types (``partnership`` a bool, ``hand_size`` and ``target`` integers, a
+    string choice one of its values), and the constructor's parameters the types it accepts, so that code
+    reading a rules object needs no cast: the "auto" spellings never outlive construction.
     """
 
+    num_players: int
+    partnership: bool
+    hand_size: int
+    max_pip: int
+    boneyard_reserve: int
+    first_leader: FirstLeader
+    no_double_fallback: NoDoubleFallback
+    must_lead_it: bool
+    after_block: AfterBlock
+    may_draw_when_able: bool
+    max_draws_per_turn: Optional[int]
+    spinner: Spinner
+    spinner_sides_first: bool
+    spinner_count: SpinnerCount
+    lead_scores: bool
+    score_unit: int
+    min_first_score: int
+    hand_end: HandEnd
+    rounding: Rounding
+    bonus_round: BonusRound
+    blocked_award: BlockedAward
+    allow_negative: bool
+    target: int
+    win_check: WinCheck
+    exact_target: bool
+    max_hands: Optional[int]
+
     # ------------------------------------------------------------------ construction
-    def __post_init__(self) -> None:
+    def __init__(
+        self,
+        num_players: int = 2,
+        partnership: Union[bool, Literal["auto"], None] = None,
+        hand_size: Union[int, HandSizePreset, None] = None,
+        max_pip: int = 6,
+        boneyard_reserve: int = 0,
+        first_leader: FirstLeader = "random",
+        no_double_fallback: NoDoubleFallback = "heaviest_tile",
+        must_lead_it: bool = True,
+        after_block: AfterBlock = "random",
+        may_draw_when_able: bool = False,
+        max_draws_per_turn: Optional[int] = None,
+        spinner: Spinner = "first_double",
+        spinner_sides_first: bool = True,
+        spinner_count: SpinnerCount = "allfives",
+        lead_scores: bool = True,
+        score_unit: int = 1,
+        min_first_score: int = 0,
+        hand_end: HandEnd = "deduct_own",
+        rounding: Rounding = "nearest",
+        bonus_round: BonusRound = "sum_then_round",
+        blocked_award: BlockedAward = "opponents_total",
+        allow_negative: bool = True,
+        target: Union[int, Literal["auto"], None] = None,
+        win_check: WinCheck = "immediate",
+        exact_target: bool = False,
+        max_hands: Optional[int] = 200,
+    ) -> None:
+        """Every option as given (numpy scalars included), checked and resolved here: a value outside its
+        domain raises :class:`RulesError`, whatever its type, because configs arrive from YAML and JSON."""
+        given = locals()
+        for o in OPTIONS:
+            object.__setattr__(self, o.name, given[o.name])
         self._check_choices()
         self._resolve_partnership()
         self._resolve_hand_size()
@@ -89,9 +164,9 @@ class Rules:
     def _resolve_partnership(self) -> None:
         """``partnership``: "auto"/None means on for 4 players; only 4 players can play it."""
         n = self.num_players
-        partnership = self.partnership
+        partnership: Any = self.partnership  # as given: None, "auto" or a bool, resolved here
         if partnership is None or partnership == "auto":
-            partnership = OPTION["partnership"].auto(self)  # type: ignore[misc]
+            partnership = OPTION["partnership"].auto_value(self)
         if not isinstance(partnership, bool):
             raise RulesError(
                 f"partnership={short_repr(self.partnership)} is not allowed: {OPTION['partnership'].allowed}")
@@ -107,9 +182,9 @@ class Rules:
         n = self.num_players
         tiles = tile_set(self.max_pip).size
         set_name = SET_NAMES[self.max_pip]
-        hand_size = self.hand_size
+        hand_size: Any = self.hand_size  # as given: None, a preset's name or a number, resolved here
         if hand_size is None or hand_size == "default":
-            hand_size = OPTION["hand_size"].auto(self)  # type: ignore[misc]
+            hand_size = OPTION["hand_size"].auto_value(self)
         elif isinstance(hand_size, str):
             if hand_size not in HAND_SIZE_PRESETS:
                 raise RulesError(
@@ -123,7 +198,7 @@ class Rules:
                 f"{list(HAND_SIZE_PRESETS)}"
             )
         hand_size = int(hand_size)
-        if hand_size > OPTION["hand_size"].high(self):  # type: ignore[misc]
+        if hand_size > OPTION["hand_size"].high(self):
             raise RulesError(
                 f"hand_size={_short(hand_size)} is too large: {n} players x {_short(hand_size)} tiles needs "
                 f"{_short(n * hand_size)} tiles; "
@@ -132,7 +207,7 @@ class Rules:
         object.__setattr__(self, "hand_size", hand_size)
 
         reserve = self.boneyard_reserve
-        undealt = OPTION["boneyard_reserve"].high(self)  # type: ignore[misc]
+        undealt = OPTION["boneyard_reserve"].high(self)
         if not _is_int(reserve) or not OPTION["boneyard_reserve"].low <= reserve <= undealt:
             raise RulesError(
                 f"boneyard_reserve={short_repr(reserve)} is not allowed: it must be an integer from 0 to {undealt} "
@@ -152,16 +227,16 @@ class Rules:
                 "rounding='none' cannot be combined with score_unit=5: hand pips that are not a multiple of 5 "
                 "have no value in units of 5; use rounding='nearest' or 'down'"
             )
-        top_count = OPTION["min_first_score"].high(self)  # type: ignore[misc]
+        top_count = OPTION["min_first_score"].high(self)
         if not _is_int(self.min_first_score) or not OPTION["min_first_score"].low <= self.min_first_score <= top_count:
             raise RulesError(
                 f"min_first_score={_short(self.min_first_score)} is not allowed: give a count from 0 (off) to "
                 f"{top_count}, the highest scoring count of the {SET_NAMES[self.max_pip]} set, e.g. 10"
             )
-        target = self.target
+        target: Any = self.target  # as given: None, "auto" or a number, resolved here
         if target is None or target == "auto":
-            target = OPTION["target"].auto(self)  # type: ignore[misc]
-        top_target = OPTION["target"].high(self)  # type: ignore[misc]
+            target = OPTION["target"].auto_value(self)
+        top_target = OPTION["target"].high(self)
         if not _is_int(target) or not OPTION["target"].low <= target <= top_target:
             raise RulesError(
                 f"target={_short(self.target)} is not allowed: give a positive integer up to {top_target} "
@@ -237,7 +312,7 @@ class Rules:
     @property
     def boneyard_size(self) -> int:
         """Tiles left in the boneyard after the deal."""
-        return self.tile_count - self.num_players * int(self.hand_size)  # type: ignore[arg-type]
+        return self.tile_count - self.num_players * self.hand_size
 
     def round_pips(self, pips: int) -> int:
         """Round a pip total under ``rounding`` (nearest: 0-2 down, 3-4 up; docs/rules.md §6.2)."""
