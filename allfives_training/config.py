@@ -1,7 +1,8 @@
 """The stable-baselines3 training config: :class:`TrainConfig`, its sections, and loading one from YAML.
 
 A config file is a mapping of sections; anything left out takes the default declared below (one field,
-one default, one docstring). :func:`load_config` reads a file, applies ``--set`` overrides and checks it
+one default, one docstring); the sections and settings ``allfives train-rllib`` shares are declared once in
+:mod:`allfives_training.sections`. :func:`load_config` reads a file, applies ``--set`` overrides and checks it
 (:mod:`allfives_training.schema`: unknown keys, wrong types and out-of-range values fail with :class:`ConfigError`
 naming the file, the dotted key, the value and what is allowed, with a "did you mean" for misspelt keys),
 then checks what only the whole config can tell (the seat against the players, the rollout against the
@@ -15,25 +16,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Optional, Union
 
-from allfives_env.core.outcome import EPISODE_MODES, REWARD_MODES
 from allfives_training.schema import (
-    MAX_CHECKPOINTS_KEPT, MAX_CLIP, MAX_EPOCHS, MAX_GAMES, MAX_GRAD_CLIP, MAX_LEARNING_RATE, MAX_LOSS_WEIGHT,
-    MAX_PROCESSES, MAX_REPLAYS, MAX_SEED, MAX_STEPS, ConfigError, Section, agent_specs, apply_overrides, boolean,
-    build_rules, check_agent_specs, choice, integer, layer_sizes, load_checked, number, read_checked,
-    opponent_mixture, optional, read_yaml, resolve, rules_options, run_name, section, setting, text,
-    writable_dir,
+    MAX_CLIP, MAX_EPOCHS, MAX_GRAD_CLIP, MAX_LEARNING_RATE, MAX_LOSS_WEIGHT, MAX_PROCESSES, MAX_STEPS, ConfigError,
+    Section, apply_overrides, boolean, build_rules, check_agent_specs, choice, integer, load_checked, number,
+    optional, read_checked, read_yaml, resolve, section, setting, text,
+)
+from allfives_training.sections import (
+    ACTIVATIONS, CheckpointConfig, EnvConfig, EvaluationConfig, NetworkConfig, OutputConfig, check_network,
+    name_setting, opponents_setting, rules_setting, seed_setting,
 )
 from allfives_training.run_plan import ConfigKind
 from allfives_training.runs import latest_checkpoint
 from allfives_training.vec_env import VEC_ENV_KINDS
 
 __all__ = [
-    "ConfigError", "TrainConfig", "EnvConfig", "LeagueConfig", "ImitationConfig", "NetworkConfig", "PPOConfig",
-    "EvaluationConfig", "CheckpointConfig", "OutputConfig", "ACTIVATIONS", "load_config", "validate_config",
-    "config_from", "rollout_size", "apply_overrides", "read_yaml",
+    "ConfigError", "TrainConfig", "SingleSeatEnvConfig", "LeagueConfig", "ImitationConfig", "PPOConfig",
+    "TrainEvaluationConfig", "TrainOutputConfig", "ACTIVATIONS", "load_config", "validate_config", "config_from",
+    "rollout_size", "apply_overrides", "read_yaml",
 ]
 
-ACTIVATIONS = ("tanh", "relu", "elu", "leaky_relu", "silu")
 MAX_ENVS = 4096
 MAX_SUBPROC_ENVS = 256  # vec_env: subproc starts one process per env
 MAX_ROLLOUT = 10_000_000  # n_envs x ppo.n_steps: the rollout buffer holds this many observations
@@ -45,20 +46,14 @@ MAX_SNAPSHOTS = 1000
 
 
 @dataclass
-class EnvConfig(Section):
-    """The single-seat env the learner plays (:class:`allfives_env.single_seat.AllFivesSingleSeatEnv`)."""
+class SingleSeatEnvConfig(EnvConfig):
+    """The single-seat env the learner plays (:class:`allfives_env.single_seat.AllFivesSingleSeatEnv`): the shared
+    env keys and the learner's seat and partner."""
 
-    reward: str = setting("win", choice(*REWARD_MODES))
-    """win | points"""
-    episode: str = setting("game", choice(*EPISODE_MODES))
-    """game | hand"""
     seat: Optional[int] = setting(None, optional(integer(0, MAX_SEAT)))
     """the learner's seat; null = random each episode"""
     partner: Optional[str] = setting(None, optional(text))
     """agent spec for the partner seat (4-player partnership)"""
-    action_features: bool = setting(False, boolean)
-    """add the per-placement features slice to the observation (see allfives_env/encoding.py; slower env,
-    faster learning)"""
 
 
 @dataclass
@@ -96,27 +91,6 @@ class ImitationConfig(Section):
 
 
 @dataclass
-class NetworkConfig(Section):
-    """The actor and critic networks (separate MLPs)."""
-
-    hidden: list[int] = setting([64, 64], layer_sizes(1))
-    """hidden layers of the actor and of the critic; 1 to 64 layers of 1..65536 units"""
-    activation: str = setting("tanh", choice(*ACTIVATIONS))
-    """tanh | relu | elu | leaky_relu | silu"""
-    action_scorer: Optional[list[int]] = setting(None, optional(layer_sizes(0)))
-    """hidden layers of a scorer shared by every placement's feature row (allfives_training/scorer_policy.py); needs
-    env.action_features: true; [] = a linear scorer"""
-    trunk_reads_features: bool = setting(True, boolean)
-    """false: the actor and critic MLPs read the observation without the placements' feature rows, which
-    the action scorer reads (a much cheaper PPO update); needs action_scorer"""
-    score_gain: Optional[float] = setting(1.0, optional(number(0.0, 100.0)))
-    """the action head's starting weight from each placement's score to that placement's own logit (the rest
-    of that block starts at 0), so the scorer steers the policy from the first step; null = SB3's orthogonal
-    start at gain 0.01, which buries the scores under the trunk (from scratch PPO then stalls below greedy:
-    see the README's "Why PPO from scratch stalled"); needs action_scorer"""
-
-
-@dataclass
 class PPOConfig(Section):
     """sb3-contrib ``MaskablePPO`` hyper-parameters (passed to it by name)."""
 
@@ -147,44 +121,17 @@ class PPOConfig(Section):
 
 
 @dataclass
-class EvaluationConfig(Section):
-    """Duplicate-deal evaluations against baselines during and after training."""
+class TrainEvaluationConfig(EvaluationConfig):
+    """The shared evaluation keys, and one that only this trainer has: an evaluation before the first step."""
 
-    every: int = setting(100_000, integer(0, MAX_STEPS))
-    """steps between evaluations (0: only the final one)"""
     at_start: bool = setting(True, boolean)
     """also evaluate the untrained policy (the curve's first point)"""
-    games: int = setting(200, integer(1, MAX_GAMES))
-    """games per baseline at each evaluation (whole duplicate sets)"""
-    final_games: int = setting(1000, integer(1, MAX_GAMES))
-    """games per baseline in the final evaluation"""
-    baselines: list[str] = setting(["random", "greedy", "expert"], agent_specs)
-    """agent specs to play (1 to 100)"""
-    processes: int = setting(2, integer(1, MAX_PROCESSES))
-    """worker processes of each evaluation"""
-    seed: int = setting(12345, integer(0, MAX_SEED))
-    """the same deals at every evaluation, so the curve is comparable"""
-    replays: int = setting(2, integer(0, MAX_REPLAYS))
-    """games per baseline of the final evaluation saved as replays in <run>/replays/<baseline>/ (allfives
-    replay F --html OUT.html)"""
 
 
 @dataclass
-class CheckpointConfig(Section):
-    """Checkpoints of the run (:mod:`allfives_training.checkpoint`)."""
+class TrainOutputConfig(OutputConfig):
+    """Where a run writes (the shared key), and what it shows."""
 
-    every: int = setting(50_000, integer(1, MAX_STEPS))
-    """steps between checkpoints (a killed run loses at most this)"""
-    keep: int = setting(3, integer(1, MAX_CHECKPOINTS_KEPT))
-    """checkpoints kept on disk (the newest)"""
-
-
-@dataclass
-class OutputConfig(Section):
-    """Where a run writes, and what it shows."""
-
-    dir: str = setting("runs", writable_dir)
-    """the folder of run directories (a directory the run can write into, or a new path under one)"""
     tensorboard: bool = setting(True, boolean)
     """TensorBoard logs in <run>/tb"""
     progress: bool = setting(True, boolean)
@@ -197,9 +144,9 @@ class OutputConfig(Section):
 class TrainConfig(Section):
     """A MaskablePPO training run (``allfives train``)."""
 
-    name: str = setting("run", run_name)
+    name: str = name_setting("run")
     """run name; the run directory is <output.dir>/<name> (letters, digits, . _ - +, up to 100 characters)"""
-    seed: int = setting(0, integer(0, MAX_SEED))
+    seed: int = seed_setting()
     """seeds torch, the envs, and the evaluation deals"""
     total_steps: int = setting(300_000, integer(1, MAX_STEPS))
     """learner env steps (decisions) to train for"""
@@ -210,11 +157,11 @@ class TrainConfig(Section):
     batch in the training process, opponents random/greedy/expert/policy files only (allfives_training/batch_vec_env.py)"""
     workers: int = setting(2, integer(1, MAX_PROCESSES))
     """processes of the batched vec env (vec_env: batch runs in the training process)"""
-    rules: dict[str, Any] = setting({}, None, convert=rules_options)
+    rules: dict[str, Any] = rules_setting()
     """any rules option of allfives_env.core.Rules"""
-    env: EnvConfig = section(EnvConfig)
+    env: SingleSeatEnvConfig = section(SingleSeatEnvConfig)
     """the single-seat env the learner plays: reward, episode, seat, partner, action features"""
-    opponents: dict[str, float] = setting({"random": 1.0, "greedy": 1.0}, None, convert=opponent_mixture)
+    opponents: dict[str, float] = opponents_setting({"random": 1.0, "greedy": 1.0})
     """agent spec -> mixture weight (or a list of specs, or a list of {agent: spec, weight: w}); drawn afresh
     every episode; at most 100 specs, weights finite in [0, 1e9]"""
     league: LeagueConfig = section(LeagueConfig)
@@ -225,11 +172,11 @@ class TrainConfig(Section):
     """layer sizes and activation of the actor and the critic"""
     ppo: PPOConfig = section(PPOConfig)
     """MaskablePPO's hyper-parameters"""
-    evaluation: EvaluationConfig = section(EvaluationConfig)
+    evaluation: TrainEvaluationConfig = section(TrainEvaluationConfig)
     """when, how long and against whom the policy is evaluated"""
     checkpoint: CheckpointConfig = section(CheckpointConfig)
     """how often checkpoints are taken and how many are kept"""
-    output: OutputConfig = section(OutputConfig)
+    output: TrainOutputConfig = section(TrainOutputConfig)
     """the run directory's parent, TensorBoard, progress bar and plot"""
 
 
@@ -244,16 +191,7 @@ def _check_combinations(cfg: TrainConfig, rules: Any, where: str) -> None:
     if seat is not None and seat >= rules.num_players:
         raise ConfigError(f"{where}env.seat: must be null or 0..{rules.num_players - 1} for "
                           f"{rules.num_players} players, got {seat}")
-    if net.action_scorer is not None and not cfg.env.action_features:
-        raise ConfigError(f"{where}network.action_scorer: scores the placements' feature rows, so it needs "
-                          f"env.action_features: true (or action_scorer: null), got {net.action_scorer!r}")
-    if net.action_scorer is None and net.score_gain not in (None, 1.0):
-        raise ConfigError(f"{where}network.score_gain: is the action head's weight on the action scorer's scores, so "
-                          f"it needs network.action_scorer (a list of hidden sizes), got action_scorer: null")
-    if not net.trunk_reads_features and net.action_scorer is None:
-        raise ConfigError(f"{where}network.trunk_reads_features: false leaves the placements' feature rows to "
-                          f"the action scorer, so it needs network.action_scorer (a list of hidden sizes), "
-                          f"got action_scorer: null")
+    check_network(net, cfg.env.action_features, where)
     if cfg.env.partner is not None and not rules.partnership:
         raise ConfigError(f"{where}env.partner: only a partnership game has a partner seat "
                           f"(rules.num_players: 4), got partner {cfg.env.partner!r}")

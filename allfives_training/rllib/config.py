@@ -1,8 +1,10 @@
 """The RLlib training config (``allfives train-rllib --config configs/rllib_<name>.yaml``): :class:`RLlibConfig`.
 
-Declared and checked like the stable-baselines3 config (:mod:`allfives_training.schema`, :mod:`allfives_training.config`):
-one field, one default, one docstring; unknown keys, wrong types and out-of-range values fail with the
-file, the dotted key, the value and what is allowed. Files and ``--set`` values are read and bounded
+Declared and checked like the stable-baselines3 config (:mod:`allfives_training.schema`,
+:mod:`allfives_training.config`), one field, one default, one docstring; the sections both share (env,
+network, evaluation, checkpoint, output) and the run's name, seed, rules and opponents are declared once
+(:mod:`allfives_training.sections`), here with RLlib's defaults. Unknown keys, wrong types and out-of-range
+values fail with the file, the dotted key, the value and what is allowed. Files and ``--set`` values are read and bounded
 exactly as there (UTF-8, safe YAML, finite numbers, seeds below 2**32, bounded integers).
 
 Every key has a sensible range, not only a type, because a run starts Ray and trains for minutes before a
@@ -19,18 +21,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Optional, Union
 
-from allfives_env.core.outcome import EPISODE_MODES, REWARD_MODES
-from allfives_training.config import ACTIVATIONS
 from allfives_training.schema import (
-    MAX_CHECKPOINTS_KEPT, MAX_CLIP, MAX_EPOCHS, MAX_GAMES, MAX_GRAD_CLIP, MAX_LEARNING_RATE, MAX_LOSS_WEIGHT,
-    MAX_PROCESSES, MAX_REPLAYS, MAX_SEARCH_WORK, MAX_SEED, MAX_STEPS, ConfigError, Section, agent_specs, boolean,
-    build_rules, check_agent_specs, choice, integer, layer_sizes, load_checked, number, read_checked,
-    opponent_mixture, optional, resolve, rules_options, run_name, search_work, section, setting, writable_dir,
+    MAX_CLIP, MAX_EPOCHS, MAX_GRAD_CLIP, MAX_LEARNING_RATE, MAX_LOSS_WEIGHT, MAX_SEARCH_WORK, ConfigError, Section,
+    build_rules, check_agent_specs, choice, integer, load_checked, number, optional, read_checked, resolve,
+    search_work, section, setting, writable_dir,
+)
+from allfives_training.sections import (
+    CheckpointConfig, EnvConfig, EvaluationConfig, NetworkConfig, OutputConfig, check_network, name_setting,
+    opponents_setting, rules_setting, seed_setting,
 )
 
-__all__ = ["RLlibConfig", "RLlibEnvConfig", "RLlibNetworkConfig", "RLlibPPOConfig", "EnvRunnersConfig",
-           "RLlibEvaluationConfig", "RLlibCheckpointConfig", "RLlibOutputConfig", "load_rllib_config",
-           "validate_rllib_config", "rllib_config_from", "MAX_SEARCH_WORK", "search_work", "writable_dir"]
+__all__ = ["RLlibConfig", "RLlibPPOConfig", "EnvRunnersConfig", "load_rllib_config", "validate_rllib_config",
+           "rllib_config_from", "MAX_SEARCH_WORK", "search_work", "writable_dir"]
 
 MAX_ITERATIONS = 10**9
 MAX_BATCH = 10_000_000  # env steps of a training batch
@@ -39,39 +41,6 @@ MAX_ENVS_PER_RUNNER = 4096
 MAX_CPUS_PER_RUNNER = 1024.0
 #: who RLlib plays: every seat (self-play), one side per episode (multi-agent env), one seat per game of a batch
 LEARNERS = ("all", "one_side", "one_seat")
-
-
-@dataclass
-class RLlibEnvConfig(Section):
-    """The env: AllFives-v0's vector env of the batch engine (``learners: one_seat``) or the multi-agent env
-    (:class:`allfives_training.rllib.env.AllFivesMultiAgentEnv`)."""
-
-    reward: str = setting("points", choice(*REWARD_MODES))
-    """win | points"""
-    episode: str = setting("game", choice(*EPISODE_MODES))
-    """game | hand"""
-    action_features: bool = setting(False, boolean)
-    """the per-placement features slice (allfives_env/encoding.py)"""
-
-
-@dataclass
-class RLlibNetworkConfig(Section):
-    """The actor and critic MLPs (separate) of every module, and the placement scorer: the same networks as
-    the stable-baselines3 config's ``network`` (:mod:`allfives_training.rllib.module`)."""
-
-    hidden: list[int] = setting([128, 128], layer_sizes(1))
-    """hidden layer sizes"""
-    activation: str = setting("relu", choice(*ACTIVATIONS))
-    """tanh | relu | elu | leaky_relu | silu"""
-    action_scorer: Optional[list[int]] = setting(None, optional(layer_sizes(0)))
-    """hidden layers of a scorer shared by every placement's feature row (allfives_training/scorer_policy.py); needs
-    env.action_features: true; [] = a linear scorer; null = none"""
-    trunk_reads_features: bool = setting(True, boolean)
-    """false: the actor and critic MLPs read the observation without the placements' feature rows (the
-    scorer reads them); needs action_scorer"""
-    score_gain: Optional[float] = setting(1.0, optional(number(0.0, 100.0)))
-    """the action head's starting weight from each placement's score to its own logit (the rest of that block
-    starts at 0); null = the head's plain start at gain 0.01, which buries the scores; needs action_scorer"""
 
 
 @dataclass
@@ -116,56 +85,18 @@ class EnvRunnersConfig(Section):
 
 
 @dataclass
-class RLlibEvaluationConfig(Section):
-    """Duplicate-deal evaluations of every module against baselines."""
-
-    every: int = setting(10, integer(0, MAX_STEPS))
-    """iterations between evaluations (0: final only)"""
-    games: int = setting(200, integer(1, MAX_GAMES))
-    """games per baseline at each evaluation"""
-    final_games: int = setting(1000, integer(1, MAX_GAMES))
-    """games per baseline in the final evaluation"""
-    baselines: list[str] = setting(["random", "greedy", "expert"], agent_specs)
-    """agent specs to play (1 to 100; a searching one at most 10,000 samples per decision)"""
-    processes: int = setting(2, integer(1, MAX_PROCESSES))
-    """worker processes of each evaluation"""
-    seed: int = setting(12345, integer(0, MAX_SEED))
-    """the same deals at every evaluation"""
-    replays: int = setting(2, integer(0, MAX_REPLAYS))
-    """games per baseline of the final evaluation saved as replays"""
-
-
-@dataclass
-class RLlibCheckpointConfig(Section):
-    """Checkpoints of the run (:mod:`allfives_training.checkpoint`)."""
-
-    every: int = setting(5, integer(1, MAX_STEPS))
-    """iterations between checkpoints"""
-    keep: int = setting(2, integer(1, MAX_CHECKPOINTS_KEPT))
-    """checkpoints kept on disk (the newest)"""
-
-
-@dataclass
-class RLlibOutputConfig(Section):
-    """Where a run writes."""
-
-    dir: str = setting("runs", writable_dir)
-    """the folder of run directories: an existing writable directory, or a new path under one"""
-
-
-@dataclass
 class RLlibConfig(Section):
     """A multi-agent PPO run on Ray RLlib (``allfives train-rllib``)."""
 
-    name: str = setting("rllib", run_name)
+    name: str = name_setting("rllib")
     """run name; the run directory is <output.dir>/<name>"""
-    seed: int = setting(0, integer(0, MAX_SEED))
+    seed: int = seed_setting()
     """seeds RLlib and the evaluation deals"""
     iterations: int = setting(20, integer(1, MAX_ITERATIONS))
     """RLlib training iterations (each samples ppo.train_batch_size env steps, counted over all learning agents)"""
-    rules: dict[str, Any] = setting({}, None, convert=rules_options)
+    rules: dict[str, Any] = rules_setting()
     """any rules option of allfives_env.core.Rules"""
-    env: RLlibEnvConfig = section(RLlibEnvConfig)
+    env: EnvConfig = section(EnvConfig, reward="points")
     """reward, episode and observation of the multi-agent env"""
     learners: str = setting("all", choice(*LEARNERS))
     """all: every seat is played by RLlib (self-play); one_side: one side per episode, the others by opponents;
@@ -173,21 +104,20 @@ class RLlibConfig(Section):
     opponents (random, greedy, expert, policy files)"""
     policies: str = setting("shared", choice("shared", "per_team"))
     """shared: one policy for every seat; per_team: one per side"""
-    opponents: dict[str, float] = setting({"random": 1.0, "greedy": 1.0, "expert": 1.0}, None,
-                                          convert=opponent_mixture)
+    opponents: dict[str, float] = opponents_setting({"random": 1.0, "greedy": 1.0, "expert": 1.0})
     """agent spec -> weight, the other sides' players (learners: one_side); a searching one at most 10,000
     samples per decision"""
-    network: RLlibNetworkConfig = section(RLlibNetworkConfig)
+    network: NetworkConfig = section(NetworkConfig, hidden=[128, 128], activation="relu")
     """layer sizes and activation of every module"""
     ppo: RLlibPPOConfig = section(RLlibPPOConfig)
     """RLlib PPO's hyper-parameters"""
     env_runners: EnvRunnersConfig = section(EnvRunnersConfig)
     """the sampling processes"""
-    evaluation: RLlibEvaluationConfig = section(RLlibEvaluationConfig)
+    evaluation: EvaluationConfig = section(EvaluationConfig, every=10)
     """when, how long and against whom every module is evaluated"""
-    checkpoint: RLlibCheckpointConfig = section(RLlibCheckpointConfig)
+    checkpoint: CheckpointConfig = section(CheckpointConfig, every=5, keep=2)
     """how often checkpoints are taken and how many are kept"""
-    output: RLlibOutputConfig = section(RLlibOutputConfig)
+    output: OutputConfig = section(OutputConfig)
     """the run directory's parent"""
 
 
@@ -198,7 +128,7 @@ def validate_rllib_config(raw: Optional[Mapping[str, Any]], source: str = "") ->
     rules = build_rules(cfg.rules, where)
     specs = [("opponents", s) for s in cfg.opponents] + [("evaluation.baselines", s) for s in cfg.evaluation.baselines]
     check_agent_specs(specs, rules, where)
-    _check_network(cfg.network, cfg.env.action_features, where)
+    check_network(cfg.network, cfg.env.action_features, where)
     if cfg.learners == "one_seat":
         _check_one_seat(cfg, where)
     ppo = cfg.ppo
@@ -206,20 +136,6 @@ def validate_rllib_config(raw: Optional[Mapping[str, Any]], source: str = "") ->
         raise ConfigError(f"{where}ppo.minibatch_size: {ppo.minibatch_size} is more than ppo.train_batch_size "
                           f"({ppo.train_batch_size}); give at most that")
     return cfg
-
-
-def _check_network(net: RLlibNetworkConfig, action_features: bool, where: str) -> None:
-    """The scorer's keys that only make sense together (as the stable-baselines3 config checks them)."""
-    if net.action_scorer is not None and not action_features:
-        raise ConfigError(f"{where}network.action_scorer: scores the placements' feature rows, so it needs "
-                          f"env.action_features: true (or action_scorer: null), got {net.action_scorer!r}")
-    if net.action_scorer is None and net.score_gain not in (None, 1.0):
-        raise ConfigError(f"{where}network.score_gain: is the action head's weight on the action scorer's scores, "
-                          "so it needs network.action_scorer (a list of hidden sizes), got action_scorer: null")
-    if not net.trunk_reads_features and net.action_scorer is None:
-        raise ConfigError(f"{where}network.trunk_reads_features: false leaves the placements' feature rows to the "
-                          "action scorer, so it needs network.action_scorer (a list of hidden sizes), got "
-                          "action_scorer: null")
 
 
 def _check_one_seat(cfg: RLlibConfig, where: str) -> None:
