@@ -36,12 +36,12 @@ from .core.actions import action_name, decode_action, encode_action, num_actions
 from .core.errors import RulesError, short_repr
 from .core.game import Game
 from .core.rules import Rules
-from .core.tiles import tile_set
+from .core.tiles import TileSet, tile_set
 from .core.view import PlayerView
 from .analysis import DOMINO, WINS, placement_features
 
 __all__ = [
-    "ACTION_FEATURES", "OBSERVATION_PIECES", "ObservationEncoder", "Piece", "action_name", "pieces_table", "decode_action", "encode_action", "num_actions", "observation_table",
+    "ACTION_FEATURES", "OBSERVATION_PIECES", "ObservationEncoder", "Piece", "action_name", "pieces_table", "decode_action", "encode_action", "num_actions", "observation_slices", "observation_table",
     "parse_action",
 ]
 
@@ -120,6 +120,20 @@ POINT_SCALE = 1.0 / 20.0
 FIT_CAP = 3.0
 
 
+def observation_slices(players: int, tiles: TileSet, action_features: bool) -> dict[str, slice]:
+    """Where each piece of :data:`OBSERVATION_PIECES` lies in the observation of ``players`` seats playing
+    ``tiles`` (the ``features`` piece only with ``action_features``): the one layout that the encoder and
+    the batch observer both write."""
+    slices: dict[str, slice] = {}
+    offset = 0
+    for piece in OBSERVATION_PIECES:
+        if action_features or not piece.optional:
+            size = piece.size(players, tiles.size, tiles.num_values)
+            slices[piece.name] = slice(offset, offset + size)
+            offset += size
+    return slices
+
+
 class ObservationEncoder:
     """Builds observation vectors, action masks and the full-information state for one rules object.
 
@@ -137,14 +151,8 @@ class ObservationEncoder:
         P = self.P = rules.num_players
         T = self.T = tiles.size
         V = self.V = tiles.num_values
-        sizes = [(piece.name, piece.size(P, T, V)) for piece in OBSERVATION_PIECES
-                 if self.action_features or not piece.optional]
-        self.slices: dict[str, slice] = {}
-        offset = 0
-        for name, size in sizes:
-            self.slices[name] = slice(offset, offset + size)
-            offset += size
-        self.size = offset
+        self.slices = observation_slices(P, tiles, self.action_features)
+        self.size = max(s.stop for s in self.slices.values())
         self.num_actions = num_actions(tiles, rules.may_draw_when_able)
         low = np.zeros(self.size, dtype=np.float32)
         high = np.ones(self.size, dtype=np.float32)

@@ -32,7 +32,7 @@ from .analysis import (
 from .board import count_after
 from .checks import MAX_GAMES, batch_game
 from .dealing import GOLDEN, SHIFT32, mix64, seed_streams
-from .layout import B_SIZE, DRAW_ACTION, HIGH_AT, LOW_AT, PIPS_AT, SCORE_UNIT
+from .layout import B_SIZE, DRAW_ACTION, HIGH_AT, LOW_AT, PIPS_AT, SCORE_UNIT, BatchLayout
 from .play import points_for_count
 
 #: The compiled agents, by name; the index is the kind the kernels read. Which registered agents play in
@@ -56,10 +56,10 @@ def weight_vector(weights: Optional[dict[str, float]] = None) -> np.ndarray:
     return np.array([weights.get(k, DEFAULT_WEIGHTS[k]) for k in WEIGHT_NAMES], dtype=np.float64)
 
 
-def agent_work(max_pip: int) -> tuple[Work, np.ndarray, np.ndarray]:
-    """Work arrays for valuing the placements of one game at a time in the double-``max_pip`` set: the
+def agent_work(layout: BatchLayout) -> tuple[Work, np.ndarray, np.ndarray]:
+    """Work arrays for valuing the placements of one game at a time in the set of ``layout``: the
     analysis' (:func:`.analysis.make_work`), the values and the tied-best flags."""
-    work = make_work(max_pip)
+    work = make_work(layout)
     legal = work.rows.shape[0]
     return work, np.zeros(legal, np.float64), np.zeros(legal, np.bool_)
 
@@ -237,7 +237,7 @@ class BatchAgent:
             raise BatchError(f"this {self.name} batch agent was made for {self.n} games; the batch has {batch.n}")
         max_pip = batch.rules.max_pip
         if max_pip not in self._work:
-            self._work[max_pip] = agent_work(max_pip)
+            self._work[max_pip] = agent_work(batch.layout)
         return self._work[max_pip]
 
     def act(self, batch: Any) -> np.ndarray:

@@ -20,11 +20,10 @@ import numpy as np
 from .jit import njit
 
 from ..analysis import DOMINO, NORMAL, WINS
-from ..core.tiles import tile_set
 from .board import count_after, hand_placements, place
 from .layout import (
     B_ARM, B_DOUBLE, B_END, B_SIZE, B_SNIFF, B_SPINNER, BOARD_LEN, HIGH_AT, IMMEDIATE, IS_DOUBLE_AT, LOW_AT, NUM_PLAYERS, NUM_VALUES, ON_TABLE, PARTNERSHIP,
-    PIPS_AT, RESERVE, SCORE_UNIT, TARGET, TILE_COUNT, VALUE_BITS, WORD_BITS, max_legal,
+    PIPS_AT, RESERVE, SCORE_UNIT, TARGET, TILE_COUNT, VALUE_BITS, WORD_BITS, BatchLayout,
 )
 from .play import points_for_count, side_of
 
@@ -51,10 +50,10 @@ class Work(NamedTuple):
     rows: np.ndarray  # float64 (max_legal, ROW_LEN): one row per analysed placement
 
 
-def make_work(max_pip: int) -> Work:
-    """Fresh work arrays for the double-``max_pip`` set."""
-    T = tile_set(max_pip).size
-    legal = max_legal(max_pip)
+def make_work(layout: BatchLayout) -> Work:
+    """Fresh work arrays for the set of ``layout``."""
+    T = layout.tiles.size
+    legal = layout.max_legal
     ints = np.zeros((4, max(T, legal) + 1), dtype=np.int64)
     ints[SEEN, :] = -1
     return Work(ints, np.zeros((3, T + 2), dtype=np.float64), np.zeros(BOARD_LEN, dtype=np.int32),

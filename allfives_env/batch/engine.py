@@ -20,13 +20,12 @@ from ..core.errors import (
 from ..core.actions import action_name
 from ..core.rules import Rules
 from ..core.seeds import check_seed
-from ..core.tiles import tile_set
 from ..core.values import is_integer
 from . import kernels
 from .checks import MAX_GAMES, KernelBatch, flag, integer_values, kernel_buffer
 from .observe import BatchObserver
 from .record import replay_record
-from .layout import NUM_ACTIONS, log_width, Tables, rules_vector, state_dtype, tables_for
+from .layout import BatchLayout, Tables, layout_for
 
 _FIRST_LOG = 256  # decisions logged per game before the log first grows
 _LOG_ITEM = np.dtype(np.int16).itemsize
@@ -37,8 +36,12 @@ def memory_needed(rules: Rules, n: int, record: bool = True) -> int:
     record (456 bytes in the double-6 set, 592 in double-9, 776 in double-12) plus, with ``record=True``,
     its decision log (512 bytes to start; it doubles for long games, briefly holding old and new).
     Observations and legal masks are the caller's arrays, ``n`` rows each, on top of this."""
-    per_game = state_dtype(rules.max_pip).itemsize + (_FIRST_LOG * _LOG_ITEM if record else 0)
-    return int(n) * per_game
+    return int(n) * _bytes_per_game(layout_for(rules), record)
+
+
+def _bytes_per_game(layout: BatchLayout, record: bool) -> int:
+    """One game's share of :func:`memory_needed`."""
+    return layout.dtype.itemsize + (_FIRST_LOG * _LOG_ITEM if record else 0)
 
 
 def available_memory() -> Optional[int]:
@@ -93,7 +96,8 @@ class BatchGame(KernelBatch):
         if self.seed is None:
             raise SeedError("seed=None is not allowed for a batch: give a non-negative integer, so every game can be replayed")
         self.first_game = check_seed(first_game, "first_game") or 0
-        needed = memory_needed(rules, n, record)
+        layout = layout_for(rules)
+        needed = int(n) * _bytes_per_game(layout, record)
         available = available_memory()
         if available is not None and needed > available:
             raise BatchError(f"a batch of {int(n)} games needs about {needed / 2**30:.1f} GiB "
@@ -103,16 +107,14 @@ class BatchGame(KernelBatch):
         self.n = int(n)
         self.stop_after_hand = bool(stop_after_hand)
         self.record = bool(record)
-        self.tiles = tile_set(rules.max_pip)
-        self._R = rules_vector(rules, self.stop_after_hand)
-        t = self._table_set = tables_for(rules.max_pip)
-        self._tables = (t.low, t.high, t.pips, t.double_id, t.double, t.with_value)
-        self.num_actions = int(self._R[NUM_ACTIONS])
-        self.draw_action = self.tiles.size * 4 if rules.may_draw_when_able else -1
-        self._dtype = state_dtype(rules.max_pip)
-        self._no_log = np.zeros((0, log_width(rules.max_pip)), np.int32)
+        self.layout = layout
+        self.tiles = layout.tiles
+        self._R = layout.rules_vector(self.stop_after_hand)
+        self.num_actions = layout.num_actions
+        self.draw_action = layout.draw_action
+        self._no_log = np.zeros((0, layout.log_width), np.int32)
         self._log = np.zeros((self.n, _FIRST_LOG if self.record else 0), dtype=np.int16)
-        self.S = np.zeros(self.n, dtype=self._dtype)
+        self.S = np.zeros(self.n, dtype=layout.dtype)
         self._observers: dict[bool, BatchObserver] = {}
         kernels.start_games(self.S, self._R, np.uint64(self.seed), np.uint64(self.first_game), *self._kit())
 
@@ -123,13 +125,14 @@ class BatchGame(KernelBatch):
     # ------------------------------------------------------------------ state
     @property
     def rules_vector(self) -> np.ndarray:
-        """The rules as the kernels read them (:func:`.layout.rules_vector`); read-only by convention."""
+        """The rules as the kernels read them (this batch's copy of :attr:`.layout.BatchLayout.vector`);
+        read-only by convention."""
         return self._R
 
     @property
     def tables(self) -> Tables:
-        """The tile tables the kernels read (:func:`.layout.tables_for`)."""
-        return self._table_set
+        """The tile tables the kernels read (:attr:`.layout.BatchLayout.tables`)."""
+        return self.layout.tables
 
     @property
     def current(self) -> np.ndarray:
@@ -268,10 +271,10 @@ class BatchGame(KernelBatch):
         game = self.S[self._index(i):self._index(i) + 1].copy()
         rows = 8 * len(decisions) + 256
         while True:
-            elog = np.zeros((rows, log_width(self.rules.max_pip)), np.int32)
+            elog = np.zeros((rows, self.layout.log_width), np.int32)
             elog[0, 0] = 1
             kernels.replay_game(game, self._R, decisions, elog)
             if not elog[0, 1]:
                 break
             rows *= 2  # pragma: no cover - sized for the longest game with room to spare
-        return replay_record(self.rules, game[0], self.stop_after_hand, elog[1:elog[0, 0]])
+        return replay_record(self.rules, self.tiles, game[0], self.stop_after_hand, elog[1:elog[0, 0]])

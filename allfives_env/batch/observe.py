@@ -23,7 +23,7 @@ from .jit import njit
 from ..core.errors import BatchError, RulesError, short_repr
 from ..core.rules import Rules
 from ..analysis import GAME_WINNING_REPLY_COST
-from ..encoding import ACTION_FEATURES, FIT_CAP, OBSERVATION_PIECES, POINT_SCALE, SCORE_CLIP, ObservationEncoder
+from ..encoding import ACTION_FEATURES, FIT_CAP, OBSERVATION_PIECES, POINT_SCALE, SCORE_CLIP, observation_slices
 from .analysis import (
     ACTIONS, BLOCK, DENY, DOUBLE, DOMINO, FIT, FOLLOW, KIND, NOW, P_LOSE, PIPS, SHOWN, WINS, make_work, placement_rows,
 )
@@ -31,7 +31,7 @@ from .board import count, counted, spinner_counts
 from .checks import batch_game, flag, integer_values, kernel_buffer
 from .layout import (
     B_ALL_OPEN, B_ARM, B_DOUBLE, B_END, B_SIZE, B_SPINNER, DRAW_ACTION, MAX_PIP, NUM_PLAYERS, NUM_VALUES, ON_TABLE,
-    RESERVE, SCORE_UNIT, TARGET, TILE_COUNT,
+    RESERVE, SCORE_UNIT, TARGET, TILE_COUNT, layout_for,
 )
 from .play import side_of
 
@@ -178,17 +178,18 @@ class BatchObserver:
     """
 
     def __init__(self, rules: Rules, action_features: bool = False) -> None:
-        """Offsets from an :class:`ObservationEncoder` of the same arguments, and the analysis' work arrays."""
+        """Offsets from the encoder's declared layout (:func:`~allfives_env.encoding.observation_slices`: no
+        encoder is built), and the analysis' work arrays, for the rules' :class:`~.layout.BatchLayout`."""
         if not isinstance(rules, Rules):
             raise RulesError(f"rules must be a Rules object, got {short_repr(rules)}")
-        encoder = ObservationEncoder(rules, flag(action_features, "action_features"))
+        self.action_features = flag(action_features, "action_features")
+        layout = layout_for(rules)
         self.rules = rules
-        self.action_features = encoder.action_features
-        self.size = encoder.size
-        self.slices = dict(encoder.slices)
-        self.offsets = np.array([encoder.slices[name].start if name in encoder.slices else -1 for name in SLICES],
+        self.slices = observation_slices(rules.num_players, layout.tiles, self.action_features)
+        self.size = max(s.stop for s in self.slices.values())
+        self.offsets = np.array([self.slices[name].start if name in self.slices else -1 for name in SLICES],
                                 dtype=np.int64)
-        self.work = make_work(rules.max_pip)
+        self.work = make_work(layout)
 
     def observe(self, batch: Any, seats: Optional[np.ndarray] = None, out: Optional[np.ndarray] = None) -> np.ndarray:
         """float32 ``(n, size)``: each game's observation from ``seats[i]`` (an int array of shape

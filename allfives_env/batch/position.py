@@ -33,7 +33,7 @@ from ..core.rules import Rules
 from ..core.view import PlayerView
 from .layout import (
     B_ALL_OPEN, B_ARM, B_DOUBLE, B_END, B_LEAD, B_SIDES_FIRST, B_SIZE, B_SNIFF, B_SPINNER, B_SPINNER_TILE,
-    BOARD_LEN, BONEYARD, ON_TABLE, TILE_COUNT, rules_vector, state_dtype,
+    BOARD_LEN, BONEYARD, ON_TABLE, TILE_COUNT, layout_for, state_dtype,
 )
 from .dealing import sync_hand_bits
 
@@ -60,13 +60,11 @@ class TurnState(NamedTuple):
 def search_rules(rules: Rules) -> np.ndarray:
     """The rules vector of a search copy: the rules, with play stopping at the end of the hand (built
     once per rules object and shared: read it, never write it)."""
-    return rules_vector(rules, stop_after_hand=True)  # writeable: the kernels are compiled for plain arrays
+    return layout_for(rules).rules_vector(stop_after_hand=True)  # writeable: the kernels are compiled for plain arrays
 
 
-@lru_cache(maxsize=8)
-def record_dtype(max_pip: int) -> np.dtype:
-    """The game record type of the double-``max_pip`` set (:func:`.layout.state_dtype`, built once)."""
-    return state_dtype(max_pip)
+#: The game record type of the double-``max_pip`` set (:func:`.layout.state_dtype`, built once per set).
+record_dtype = state_dtype
 
 
 def turn_state(events: Sequence[object]) -> TurnState:

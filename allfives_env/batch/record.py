@@ -15,7 +15,7 @@ import numpy as np
 from ..core.events import Draw, Event, GameOver, HandStart, Pass, Play, Settlement, event_to_dict
 from ..core.replay import REPLAY_FORMAT, REPLAY_VERSION
 from ..core.rules import Rules
-from ..core.tiles import tile_set
+from ..core.tiles import TileSet
 from .layout import EV_DEAL, EV_DRAW, EV_GAME_OVER, EV_HAND_START, EV_PASS, EV_PLAY, RESULT_NAMES
 
 
@@ -36,10 +36,10 @@ def event_of(row: np.ndarray, players: int, sides: int) -> Event:
     return Settlement(f[1], RESULT_NAMES[f[2]], tuple(f[3:3 + players]), tuple(f[7:7 + sides]), tuple(f[11:11 + sides]))
 
 
-def replay_record(rules: Rules, game: Any, stop_after_hand: bool, rows: np.ndarray) -> dict[str, Any]:
-    """The replay record of one re-run game: its final record ``game`` and its log ``rows`` (each hand
-    opens with an ``EV_DEAL`` row: the deal as dealt, the leader, the opening drawer)."""
-    tiles = tile_set(rules.max_pip)
+def replay_record(rules: Rules, tiles: TileSet, game: Any, stop_after_hand: bool, rows: np.ndarray) -> dict[str, Any]:
+    """The replay record of one re-run game under ``rules`` (played with ``tiles``, their set): its final
+    record ``game`` and its log ``rows`` (each hand opens with an ``EV_DEAL`` row: the deal as dealt, the
+    leader, the opening drawer)."""
     pairs = tiles.pairs
     T, P, h, sides = tiles.size, rules.num_players, int(rules.hand_size), rules.num_sides
     hands: list[dict[str, Any]] = []

@@ -41,7 +41,7 @@ from .board import count_after
 from .checks import integer_values, kernel_buffer
 from .dealing import GOLDEN, SHIFT32, mix64
 from .layout import (
-    BONEYARD, DRAW_ACTION, HIGH_AT, LOW_AT, NUM_PLAYERS, NUM_SIDES, PIPS_AT, TARGET, TILE_COUNT, log_width,
+    BONEYARD, DRAW_ACTION, HIGH_AT, LOW_AT, NUM_PLAYERS, NUM_SIDES, PIPS_AT, TARGET, TILE_COUNT, layout_for,
 )
 from .agents import EXPERT, agent_work, collect_placements, game_values, mark_best, weight_vector
 from .analysis import ACTIONS
@@ -398,10 +398,11 @@ class SearchKit(NamedTuple):
 @lru_cache(maxsize=64)
 def search_kit(rules: Rules) -> SearchKit:
     """The :class:`SearchKit` of ``rules`` (built once per rules object)."""
-    no_log = np.zeros((0, log_width(rules.max_pip)), np.int32)
-    work, values, tied = agent_work(rules.max_pip)
+    layout = layout_for(rules)
+    no_log = np.zeros((0, layout.log_width), np.int32)
+    work, values, tied = agent_work(layout)
     expert = (weight_vector(), work.ints, work.floats, work.after, work.rows, values, tied)
-    return SearchKit(search_rules(rules), no_log, np.zeros(3, dtype=record_dtype(rules.max_pip)), expert)
+    return SearchKit(search_rules(rules), no_log, np.zeros(3, dtype=layout.dtype), expert)
 
 
 def _checked_view(view: Any) -> PlayerView:
