@@ -41,7 +41,7 @@ from allfives_env.regular_file import read_regular_file
 from allfives_training.schema import ConfigError
 
 __all__ = ["FORMAT", "CheckpointError", "atomic_write", "write_tensors", "read_tensors", "write_json", "read_json",
-           "newest_state", "prune", "need", "check_header", "split_optimizer", "restore_optimizer", "module_tensors",
+           "newest_state", "prune", "commit_checkpoint", "need", "check_header", "split_optimizer", "restore_optimizer", "module_tensors",
            "check_module", "old_format_error", "optimizer_state_spec"]
 
 FORMAT = "allfives-checkpoint/1"
@@ -176,6 +176,21 @@ def prune(folder: Path, state_name: Pattern[str], file_name: Pattern[str], keep:
         m = file_name.match(p.name)
         if m and int(m.group(1)) not in kept:
             p.unlink(missing_ok=True)
+
+
+
+def commit_checkpoint(folder: Path, stem: str, tensors: Mapping[str, Any], state: Callable[[str, str], dict],
+                      state_name: Pattern[str], file_name: Pattern[str], keep: int) -> Path:
+    """Write one checkpoint of either trainer and keep the newest ``keep``: ``<stem>.safetensors`` first, then
+    ``<stem>.json``, the run state ``state(tensors file name, its SHA-256)``, whose presence marks the pair
+    complete (a run killed between the two leaves no half checkpoint for a resume to read); the tensors
+    file's path."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{stem}.safetensors"
+    digest = write_tensors(path, tensors)
+    write_json(folder / f"{stem}.json", state(path.name, digest))
+    prune(folder, state_name, file_name, keep)
+    return path
 
 
 # ---------------------------------------------------------------------------------------------- JSON fields

@@ -21,7 +21,7 @@ from allfives_training.schema import MAX_EPOCHS, ConfigError, check_agent_specs
 
 __all__ = ["CHECKPOINTS", "DEMONSTRATIONS", "TRAINER", "CHECKPOINT_STATE", "CHECKPOINT_FILE", "atomic_write", "run_dirs", "new_run_dir",
            "check_new_run_dir", "latest_checkpoint", "check_state", "resume_seed", "state_numbers", "not_resumed", "checkpoint_folder",
-           "check_snapshots"]
+           "check_snapshots", "create_run_dir", "write_run_config"]
 
 CHECKPOINTS = "checkpoints"
 DEMONSTRATIONS = "demonstrations"  # the imitation warm start's recorded parts (allfives_training/imitation.py)
@@ -87,6 +87,22 @@ def run_directory(named: Any, run_dir: Optional[str], resume: Any) -> Path:
     if not found:
         raise ConfigError(f"--resume: no run of {named.name!r} in {named.output.dir}/ to resume")
     return max(found, key=lambda p: p.stat().st_mtime)
+
+
+def create_run_dir(run_dir: Path) -> None:
+    """Create a run's directory (and its parents); a ConfigError, not an OSError traceback, when it cannot be."""
+    try:
+        Path(run_dir).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"cannot create the run directory {run_dir}: {exc.strerror or exc}") from None
+
+
+def write_run_config(run_dir: Path, cfg: Any) -> None:
+    """The run's ``config.yaml``: the resolved config a resume rebuilds the run from. A resumed run writes it
+    only once its checkpoint has loaded, so that a refused resume changes nothing."""
+    import yaml
+
+    atomic_write(Path(run_dir) / "config.yaml", yaml.safe_dump(cfg.to_dict(), sort_keys=False))
 
 
 def latest_checkpoint(run_dir: Path) -> Optional[tuple[int, Path, dict]]:

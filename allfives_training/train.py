@@ -40,15 +40,15 @@ import time
 from pathlib import Path
 from typing import Any, Optional, Sequence, TextIO
 
-from allfives_training.config import TRAIN_RUNS, TrainConfig, rollout_size
 from allfives_env.plain_text import plain_text
+from allfives_training.config import TRAIN_RUNS, TrainConfig, rollout_size
 from allfives_training.run_plan import RunPlan, plan_run
 from allfives_training.runs import (
-    CHECKPOINT_FILE, CHECKPOINT_STATE, CHECKPOINTS, DEMONSTRATIONS, TRAINER, atomic_write, check_snapshots,
-    latest_checkpoint, not_resumed, resume_seed,
+    DEMONSTRATIONS, TRAINER, atomic_write, check_snapshots, create_run_dir, latest_checkpoint, not_resumed,
+    write_run_config,
 )
+from allfives_training.sb3_model import build_model, diverged, make_logger, restore_model, save_model
 from allfives_training.schema import ConfigError
-from allfives_training.threads import one_torch_thread
 
 MAX_REPORT_BYTES = 1 << 20  # evaluation.md, shown when a finished run is resumed
 
@@ -110,34 +110,7 @@ class Trainer:
         except CheckpointError as exc:
             raise not_resumed(exc, self.run_dir, step) from None
 
-    # ------------------------------------------------------------------ building
-    def _policy_kwargs(self) -> dict:
-        from allfives_training.export import torch_activation
-
-        net = self.cfg.network
-        kwargs = {"net_arch": {"pi": list(net.hidden), "vf": list(net.hidden)},
-                  "activation_fn": torch_activation(net.activation)}
-        if net.action_scorer is not None:
-            from allfives_env.encoding import ACTION_FEATURES, ObservationEncoder
-
-            from allfives_training.scorer_policy import scorer_spec
-
-            enc = ObservationEncoder(self.rules, action_features=True)
-            kwargs["action_scorer"] = scorer_spec(enc.slices["features"].start, 4 * enc.T, len(ACTION_FEATURES),
-                                                  net.action_scorer, net.trunk_reads_features, net.score_gain)
-        return kwargs
-
-    def _policy_class(self) -> Any:
-        """``MlpPolicy`` (with the fast masked distribution of :mod:`allfives_training.masked_distribution`), or the
-        policy with a shared placement scorer (``network.action_scorer``)."""
-        if self.cfg.network.action_scorer is None:
-            from allfives_training.masked_distribution import FastMaskablePolicy
-
-            return FastMaskablePolicy
-        from allfives_training.scorer_policy import ScoredMaskablePolicy
-
-        return ScoredMaskablePolicy
-
+    # ------------------------------------------------------------------ building (allfives_training/sb3_model.py)
     def _make_vec_env(self) -> Any:
         import functools
 
@@ -150,60 +123,27 @@ class Trainer:
         fn = functools.partial(make_env, self.env_kwargs, specs, weights)
         return make_vec_env([fn] * self.cfg.n_envs, self.cfg.vec_env, self.cfg.workers)
 
-    def _logger(self) -> Any:
-        from stable_baselines3.common.logger import Logger, configure
-
-        if self.cfg.output.tensorboard:
-            return configure(str(self.run_dir / "tb"), ["tensorboard"])
-        return Logger(folder=None, output_formats=[])
-
     def build(self) -> None:
-        from sb3_contrib import MaskablePPO
-
-        one_torch_thread()  # _diverged() reports the inf/nan weights the skipped checks would catch
+        """The envs and the model, and the checkpoint a resume continues from copied in."""
         self.vec_env = self._make_vec_env()
         try:
-            self.model = MaskablePPO(self._policy_class(), self.vec_env, policy_kwargs=self._policy_kwargs(),
-                                     seed=self.cfg.seed, device="cpu", verbose=0, **self.cfg.ppo.to_dict())
+            self.model = build_model(self.cfg, self.rules, self.vec_env)
             if self.resume is not None:
                 self.restore(*self.resume)
         except BaseException:
             self.vec_env.close()
             raise
-        self.model.set_logger(self._logger())
+        self.model.set_logger(make_logger(self.cfg.output.tensorboard, self.run_dir))
 
     def restore(self, step: int, tensors_path: Path, state: dict) -> None:
         """Copy a checkpoint (checked, without pickle) into the freshly built model."""
-        from allfives_training.checkpoint import CheckpointError, check_module, optimizer_state_spec, restore_optimizer
-
-        json_path = tensors_path.with_suffix(".json")
-        model = state["model"]
         tensors = (self._resume_tensors if self._resume_tensors is not None
                    else self._load_resume(step, tensors_path, state))
-        stray = sorted(n for n in tensors if not n.startswith(("policy/", "optimizer/")))
-        if stray:
-            raise CheckpointError(f"{tensors_path}: unexpected tensors {stray[:5]}")
-        policy = self.model.policy
-        weights = check_module(policy.state_dict(), tensors, "policy/", tensors_path, "the policy the config builds")
-        optimizer = policy.optimizer
-        params = [p for group in optimizer.param_groups for p in group["params"]]
-        # each PPO update (an epoch over one rollout) takes at most one optimizer step per sample of the rollout
-        opt_state = restore_optimizer(optimizer.state_dict(), params, tensors, model["optimizer"], "optimizer/",
-                                      tensors_path, json_path, spec=optimizer_state_spec(optimizer),
-                                      stepped=model["n_updates"] > 0, max_step=model["n_updates"] * max(step, 1))
-        policy.load_state_dict(weights, strict=True)
-        optimizer.load_state_dict(opt_state)
-        self.model.num_timesteps = step
-        self.model._n_updates = model["n_updates"]
-        self.model._episode_num = model["episode_num"]
-        self.model.set_random_seed(resume_seed(self.cfg.seed, step))
+        restore_model(self.model, tensors, step, tensors_path, state, self.cfg.seed)
         self._resume_tensors = None  # loaded: the memory is the model's now
 
     def _diverged(self) -> bool:
-        """Whether the policy holds inf/nan (PPO then fails inside torch's distribution checks)."""
-        import torch
-
-        return any(not bool(torch.isfinite(p).all()) for p in self.model.policy.parameters())
+        return diverged(self.model)
 
     def _divergence(self) -> ConfigError:
         """The error for a run whose weights became inf/nan; no checkpoint is written from such weights."""
@@ -238,6 +178,11 @@ class Trainer:
         return stats
 
     # ------------------------------------------------------------------ between rollouts
+    def _phase(self, i: int, baseline: str) -> None:
+        """The progress bar names the baseline being played (an evaluation counts no step)."""
+        if self.callback is not None:
+            self.callback.set_phase(f"evaluating vs {baseline}, {i}/{len(self.cfg.evaluation.baselines)}")
+
     def _say(self, text: str) -> None:
         if self.callback is not None:
             self.callback.write(text)
@@ -252,9 +197,8 @@ class Trainer:
 
     def evaluate(self, step: int, final: bool = False) -> list[dict]:
         """Play the current policy against every baseline on duplicate deals; log and record the results."""
-        from allfives_env.evaluation import evaluate, save_sample_games
-
-        from allfives_training.report import format_line, history_row, tag, write_history
+        from allfives_training.evaluations import play_baselines
+        from allfives_training.report import format_line, tag, write_history
 
         t0 = time.perf_counter()
         ev = self.cfg.evaluation
@@ -266,16 +210,8 @@ class Trainer:
         elif step == 0:  # before the first step: the bar has nothing to count yet, so say what the wait is
             self._say(f"evaluating the untrained policy first: {games:,} games against each of "
                       f"{', '.join(ev.baselines)} (evaluation.at_start; the first one also loads the agents)")
-        rows = []
-        for i, baseline in enumerate(ev.baselines, 1):
-            if self.callback is not None:
-                self.callback.set_phase(f"evaluating vs {baseline}, {i}/{len(ev.baselines)}")
-            match = evaluate([f"ppo:path={path}", baseline], self.rules, games=games, seed=ev.seed,
-                             processes=ev.processes, progress=final and bool(self.progress))
-            rows.append(history_row(step, baseline, match, final))
-            if final and ev.replays:
-                save_sample_games([f"ppo:path={path}", baseline], self.rules,
-                                  self.run_dir / "replays" / tag(baseline), ev.replays, seed=ev.seed)
+        rows = play_baselines(path, self.rules, ev, step, final, lambda b: self.run_dir / "replays" / tag(b),
+                              progress=final and bool(self.progress), on_baseline=self._phase)
         if self.callback is not None:
             self.callback.set_phase(None)
         self.history = [r for r in self.history if not (r["step"] == step and r["final"] == final)] + rows
@@ -315,26 +251,12 @@ class Trainer:
 
     def checkpoint(self, step: int, finished: bool = False) -> Path:
         """Save the weights and optimizer tensors (safetensors), then the run state (JSON, the commit point);
-        keep the newest ``checkpoint.keep``."""
-        from allfives_training.checkpoint import module_tensors, prune, split_optimizer, write_json, write_tensors
-
+        keep the newest ``checkpoint.keep``. Weights that became inf/nan are never saved."""
         if self._diverged():
             raise self._divergence()
-        folder = self.run_dir / CHECKPOINTS
-        folder.mkdir(parents=True, exist_ok=True)
-        stem = f"step_{step:010d}"
-        policy = self.model.policy
-        opt_tensors, opt_meta = split_optimizer(policy.optimizer.state_dict(), "optimizer/")
-        tensors_path = folder / f"{stem}.safetensors"
-        digest = write_tensors(tensors_path, {**module_tensors(policy.state_dict(), "policy/"), **opt_tensors})
-        state = self.state(step, finished)
-        state["model"] = {"tensors": tensors_path.name, "sha256": digest, "num_timesteps": int(step),
-                          "n_updates": int(self.model._n_updates), "episode_num": int(self.model._episode_num),
-                          "optimizer": opt_meta}
-        write_json(folder / f"{stem}.json", state)
+        path = save_model(self.model, self.run_dir, step, self.state(step, finished), self.cfg.checkpoint.keep)
         self.last_ckpt = step
-        prune(folder, CHECKPOINT_STATE, CHECKPOINT_FILE, self.cfg.checkpoint.keep)
-        return tensors_path
+        return path
 
     def between_rollouts(self, step: int) -> None:
         """League snapshot, evaluation and checkpoint, each when it is due."""
@@ -395,15 +317,9 @@ class Trainer:
 
     def run(self) -> dict:
         """Train (or resume) to ``total_steps``, then evaluate, report and checkpoint; returns the summary."""
-        import yaml
-
-        try:
-            self.run_dir.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise ConfigError(f"cannot create the run directory {self.run_dir}: {exc.strerror or exc}") from None
-        config_text = yaml.safe_dump(self.cfg.to_dict(), sort_keys=False)
+        create_run_dir(self.run_dir)
         if self.resume is None:
-            atomic_write(self.run_dir / "config.yaml", config_text)
+            write_run_config(self.run_dir, self.cfg)
         start_step = self.resume[0] if self.resume else 0
         finished = self._already_finished(start_step)
         if finished is not None:
@@ -411,7 +327,7 @@ class Trainer:
         t_start = time.perf_counter()
         self.build()
         if self.resume is not None:  # only once the checkpoint loaded: a refused resume changes nothing
-            atomic_write(self.run_dir / "config.yaml", config_text)
+            write_run_config(self.run_dir, self.cfg)
         build_seconds = time.perf_counter() - t_start
         cfg = self.cfg
         what = f"resuming {self.run_dir} at {start_step:,} steps" if self.resume else f"training in {self.run_dir}"
@@ -437,7 +353,7 @@ class Trainer:
 
     def _finish(self, steps: int, timing: dict) -> dict:
         """The end of a run: the final checkpoint and evaluation, the reports, and the summary."""
-        from allfives_training.report import plot_learning_curve, write_final, write_history
+        from allfives_training.report import play_line, plot_learning_curve, write_final, write_history, write_summary
 
         if self.last_ckpt < steps:
             self.checkpoint(steps)
@@ -462,7 +378,7 @@ class Trainer:
             "build_seconds": timing["build_seconds"], "overhead_seconds": timing["overhead_seconds"],
             "final": final_rows,
         }
-        atomic_write(self.run_dir / "summary.json", json.dumps(summary, indent=1))
+        write_summary(self.run_dir, summary)
         lines = [
             "",
             f"trained {trained:,} steps in {session_train:.1f} s of learning: {sps:,.0f} env steps/s "
@@ -470,7 +386,7 @@ class Trainer:
             "",
             text,
             "",
-            f"policy: {self.run_dir / 'policy.npz'}   (play it: allfives evaluate ppo:path={self.run_dir / 'policy.npz'} greedy)",
+            play_line("policy", self.run_dir / "policy.npz"),
         ]
         if out.plot:
             lines.append(f"learning curve: {self.run_dir / 'learning_curve.png'}" if plot_note is None

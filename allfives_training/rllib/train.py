@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import json
 import re
 import sys
 import time
@@ -42,8 +41,7 @@ from typing import Any, Optional, Sequence, TextIO
 from allfives_env.core.errors import short_repr
 from allfives_training.rllib.config import RLLIB_CONFIG_HINT, RLlibConfig, validate_rllib_config
 from allfives_training.run_plan import ConfigKind, plan_run
-from allfives_training.runs import CHECKPOINTS, atomic_write, checkpoint_folder, resume_seed
-from allfives_training.schema import ConfigError
+from allfives_training.runs import CHECKPOINTS, checkpoint_folder, create_run_dir, resume_seed, write_run_config
 from allfives_training.threads import one_torch_thread
 
 __all__ = ["add_train_rllib_parser", "run_train_rllib", "train_rllib", "latest_rllib_checkpoint"]
@@ -272,28 +270,19 @@ class RLlibRun:
 
     def evaluate(self, final: bool = False) -> list[dict]:
         """Export every module and play it against each baseline on duplicate deals."""
-        from allfives_env.evaluation import evaluate, save_sample_games
+        from allfives_training.evaluations import play_baselines
+        from allfives_training.report import format_line, tag
 
-        from allfives_training.report import format_line, history_row, tag
-
-        ev = self.cfg.evaluation
         if final:
             paths = self.export(self.run_dir, "")
         else:
             paths = self.export(self.run_dir / "evals", f"_iter{self.iteration:05d}")
         rows = []
         for module_id, path in paths.items():
-            for baseline in ev.baselines:
-                match = evaluate([f"ppo:path={path}", baseline], self.rules, games=ev.final_games if final
-                                 else ev.games, seed=ev.seed, processes=ev.processes, progress=False,
-                                 mp_context=EVALUATION_START)
-                row = history_row(self.iteration, baseline, match, final)
-                row["module"] = module_id
-                rows.append(row)
-                if final and ev.replays:
-                    save_sample_games([f"ppo:path={path}", baseline], self.rules,
-                                      self.run_dir / "replays" / f"{module_id}_vs_{tag(baseline)}", ev.replays,
-                                      seed=ev.seed)
+            replays = lambda baseline, m=module_id: self.run_dir / "replays" / f"{m}_vs_{tag(baseline)}"  # noqa: E731
+            rows += [{**row, "module": module_id}
+                     for row in play_baselines(path, self.rules, self.cfg.evaluation, self.iteration, final, replays,
+                                               mp_context=EVALUATION_START)]
         self.history.extend(rows)
         for module_id in paths:
             self.say(format_line(self.iteration, [r for r in rows if r["module"] == module_id],
@@ -307,11 +296,8 @@ class RLlibRun:
     def checkpoint(self, env_steps: int) -> Path:
         """Weights and optimizer tensors to ``iter_<n>.safetensors``, then the run state to ``iter_<n>.json``
         (the commit point); keep the newest ``checkpoint.keep``."""
-        from allfives_training.checkpoint import FORMAT, module_tensors, prune, split_optimizer, write_json, write_tensors
+        from allfives_training.checkpoint import FORMAT, commit_checkpoint, module_tensors, split_optimizer
 
-        folder = self.run_dir / CHECKPOINTS
-        folder.mkdir(parents=True, exist_ok=True)
-        stem = f"iter_{self.iteration:06d}"
         learner = self._learner_state()
         tensors: dict[str, Any] = {}
         for module_id, weights in learner["rl_module"].items():
@@ -321,14 +307,14 @@ class RLlibRun:
             opt_tensors, meta = split_optimizer(entry["state"], f"optimizer/{name}/")
             tensors.update(opt_tensors)
             optimizers[name] = {"module_id": entry["module_id"], **meta}
-        path = folder / f"{stem}.safetensors"
-        digest = write_tensors(path, tensors)
-        write_json(folder / f"{stem}.json", {
-            "format": FORMAT, "trainer": TRAINER, "iteration": self.iteration, "env_steps": int(env_steps),
-            "history": self.history, "tensors": path.name, "sha256": digest, "optimizers": optimizers,
-            "name": self.cfg.name})
-        prune(folder, _ITER, _ITER_FILE, self.cfg.checkpoint.keep)
-        return path
+
+        def state(tensors_name: str, digest: str) -> dict:
+            return {"format": FORMAT, "trainer": TRAINER, "iteration": self.iteration, "env_steps": int(env_steps),
+                    "history": self.history, "tensors": tensors_name, "sha256": digest, "optimizers": optimizers,
+                    "name": self.cfg.name}
+
+        return commit_checkpoint(self.run_dir / CHECKPOINTS, f"iter_{self.iteration:06d}", tensors, state, _ITER,
+                                 _ITER_FILE, self.cfg.checkpoint.keep)
 
     def restore(self, iteration: int, path: Path, state: dict) -> None:
         """Set a checkpoint (checked, without pickle) into the freshly built algorithm."""
@@ -366,15 +352,9 @@ class RLlibRun:
 
     def _start(self, resume_from: Optional[tuple[int, Path, dict]]) -> None:
         """Build the algorithm (and restore ``resume_from``) and write the run's ``config.yaml``."""
-        import yaml
-
-        try:
-            self.run_dir.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise ConfigError(f"cannot create the run directory {self.run_dir}: {exc.strerror or exc}") from None
-        config_text = yaml.safe_dump(self.cfg.to_dict(), sort_keys=False)
+        create_run_dir(self.run_dir)
         if resume_from is None:
-            (self.run_dir / "config.yaml").write_text(config_text)
+            write_run_config(self.run_dir, self.cfg)
             self.algo = build_algo_config(self.cfg).build_algo()
             return
         self.algo = build_algo_config(self.cfg, seed=resume_seed(self.cfg.seed, resume_from[0])).build_algo()
@@ -383,7 +363,7 @@ class RLlibRun:
         except BaseException:
             self.algo.stop()
             raise
-        (self.run_dir / "config.yaml").write_text(config_text)  # once the checkpoint loaded
+        write_run_config(self.run_dir, self.cfg)  # once the checkpoint loaded
         self.say(f"resumed {self.run_dir} at iteration {self.iteration}")
 
     def _iterate(self) -> tuple[int, Optional[int], float]:
@@ -435,7 +415,7 @@ class RLlibRun:
         table, :func:`~allfives_training.report.write_final`), ``eval_history.csv`` and ``summary.json``, and
         the table printed with the policy files. Several modules (``policies: per_team``) share one table, each
         row's baseline followed by its module."""
-        from allfives_training.report import write_final, write_history
+        from allfives_training.report import play_line, write_final, write_history, write_summary
 
         ev = self.cfg.evaluation
         policies = {m: self.run_dir / f"policy_{m}.npz" for m in _module_ids(self.cfg)}
@@ -450,10 +430,10 @@ class RLlibRun:
         write_history(self.run_dir / "eval_history.csv", labelled(self.history))
         summary = {"run_dir": str(self.run_dir), "iterations": self.iteration, "env_steps": steps,
                    "env_steps_per_second_after_first_iteration": rate, "final": rows, "checkpoint": str(checkpoint)}
-        atomic_write(self.run_dir / "summary.json", json.dumps(summary, indent=1))
+        write_summary(self.run_dir, summary)
         speed = f"{rate:,.0f} env steps/s in training iterations after the first" if rate else "one iteration"
         lines = ["", f"trained to iteration {self.iteration}: {steps:,} env steps; {speed}", "", text, ""]
-        lines += [f"policy {m}: {p}   (play it: allfives evaluate ppo:path={p} greedy)" for m, p in policies.items()]
+        lines += [play_line(f"policy {m}", p) for m, p in policies.items()]
         lines.append(f"checkpoint: {checkpoint}")
         self.say("\n".join(lines))
         return summary
