@@ -20,10 +20,15 @@ from __future__ import annotations
 
 from fractions import Fraction
 from math import comb
-from typing import Any, NamedTuple, Optional, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple, Optional, Sequence
 
 from .errors import DealError, IllegalActionError, RulesError, SeedError, short_repr
 from .values import is_integer
+
+if TYPE_CHECKING:  # the game's parts this mixin works on: named for the type checker only
+    from .deal import _HandStart
+    from .rules import Rules
+    from .tiles import TileSet
 
 #: The chance node kinds (see the module doc).
 CHANCE_KINDS = ("deal", "pick", "draw", "opening_draw")
@@ -84,6 +89,23 @@ class ExplicitChance:
     :meth:`_await`; :meth:`apply_chance` decides it through the same functions a seeded game calls."""
 
     chance_node: Optional[ChanceNode]
+    # the game's own state this mixin reads and writes (set by Game and Dealing)
+    rules: Rules
+    tiles: TileSet
+    over: bool
+    current: int
+    legal: tuple[int, ...]
+    _start: Optional[_HandStart]
+    _stock: list[int]
+
+    if TYPE_CHECKING:  # the game's own steps a chance outcome runs (defined by Game and Dealing)
+        def _drew(self, seat: int, forced: bool, tile: int) -> None: ...
+        def _deal_tile(self, tile: int) -> None: ...
+        def _run_start(self, node: Optional[ChanceNode]) -> None: ...
+        def _picked(self, i: int) -> Optional[ChanceNode]: ...
+        def _opening_drew(self, tile: int) -> Optional[ChanceNode]: ...
+        @property
+        def _opening_hand(self) -> _HandStart: ...
 
     def is_chance_node(self) -> bool:
         """Whether the game waits for a chance outcome (only ever under ``chance="explicit"``)."""
@@ -96,10 +118,10 @@ class ExplicitChance:
         if node is None:
             return []
         if node.kind == "deal":
-            return deal_outcomes(self._start.dealt, self.rules.hand_size, self.tiles.size)  # type: ignore[union-attr]
+            return deal_outcomes(self._opening_hand.dealt, self.rules.hand_size, self.tiles.size)
         if node.kind == "pick":
             return [(i, Fraction(1, node.choices)) for i in range(node.choices)]
-        stock = self._stock if node.kind == "draw" else self._start.stock  # type: ignore[union-attr]
+        stock = self._stock if node.kind == "draw" else self._opening_hand.stock
         p = Fraction(1, len(stock))
         return [(t, p) for t in sorted(stock)]
 
@@ -130,8 +152,8 @@ class ExplicitChance:
         if node.kind == "pick":
             return 0 <= value < node.choices
         if node.kind == "deal":
-            return is_deal_outcome(self._start.dealt, self.rules.hand_size, self.tiles.size, value)  # type: ignore[union-attr]
-        return value in (self._stock if node.kind == "draw" else self._start.stock)  # type: ignore[union-attr]
+            return is_deal_outcome(self._opening_hand.dealt, self.rules.hand_size, self.tiles.size, value)
+        return value in (self._stock if node.kind == "draw" else self._opening_hand.stock)
 
     def deal_so_far(self) -> tuple[int, ...]:
         """The tiles chance has dealt so far in a hand that has not opened yet (at its deal nodes, and

@@ -9,7 +9,7 @@ what was wrong and what is allowed, before any game starts on it.
 from __future__ import annotations
 
 import warnings
-from typing import Any, Mapping, NamedTuple, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, NamedTuple, Optional, Sequence
 
 import numpy as np
 
@@ -18,7 +18,7 @@ from .chance import ChanceNode
 from .errors import DealError, short_repr
 from .events import Draw, Event, HandStart
 from .rules import Rules
-from .tiles import TileLike, tile_set
+from .tiles import TileLike, TileSet, tile_set
 from .values import is_integer
 
 
@@ -86,9 +86,9 @@ class Deal(NamedTuple):
                     "to shuffle the rest"
                 )
             rest = [rest[i] for i in rng.permutation(len(rest)).tolist()]
-        for name, seat in (("leader", leader), ("opening_drawer", opening_drawer)):
-            if seat is not None and not (is_integer(seat) and 0 <= seat < n):
-                raise DealError(f"{name}={short_repr(seat)} is not a seat: give an integer 0..{n - 1} (or null)")
+        for name, named in (("leader", leader), ("opening_drawer", opening_drawer)):
+            if named is not None and not (is_integer(named) and 0 <= named < n):
+                raise DealError(f"{name}={short_repr(named)} is not a seat: give an integer 0..{n - 1} (or null)")
         return Deal(
             tuple(parsed_hands), tuple(top + rest), None if leader is None else int(leader),
             None if opening_drawer is None else int(opening_drawer),
@@ -195,12 +195,43 @@ class Dealing:
     draw, a redeal), which a seeded game decides at once with its generator and an explicit game waits
     at. Between chance nodes the hand being opened is kept in ``_start``."""
 
+    # the game's own state this mixin reads and writes (set by Game.__init__ and by _install below)
+    rules: Rules
+    tiles: TileSet
+    num_players: int
+    rng: Optional[np.random.Generator]
+    explicit_chance: bool
+    deal_seed: Optional[int]
+    check_leaders: bool
+    hand_number: int
+    scores: list[int]
+    events: list[Event]
+    hand_records: list[HandRecord]
+    leader: int
+    current: int
+    legal: tuple[int, ...]
+    _scripted: list[Deal]
+    _start: Optional[_HandStart]
+    _dealer: Optional[np.random.Generator]
+    _last_result: Optional[tuple[str, int, list[int]]]
+
+    if TYPE_CHECKING:  # the explicit-chance half of the game (ExplicitChance defines it)
+        def _await(self, node: ChanceNode) -> None: ...
+
     @property
     def _opening_hand(self) -> "_HandStart":
         """The hand being dealt and opened (only ever asked for between its deal and its lead)."""
         start = self._start
         assert start is not None, "no hand is being opened"
         return start
+
+    @property
+    def _rng(self) -> np.random.Generator:
+        """The game's generator (a seeded game's: an explicit game asks chance instead, and a fork stops at
+        its hand's end, so neither asks)."""
+        rng = self.rng
+        assert rng is not None, "this game has no generator (explicit chance, or a fork)"
+        return rng
 
     def _new_hand(self) -> None:
         """Deal the next hand (a fixed deal, the generator's, or chance's) and open it."""
@@ -220,8 +251,8 @@ class Dealing:
             return _DEAL_NODE
         tiles = self.tiles
         n = self.num_players
-        dealer = self._dealer if self._dealer is not None else self.rng
-        perm = dealer.permutation(tiles.size).tolist()  # type: ignore[union-attr]
+        dealer = self._dealer if self._dealer is not None else self._rng
+        perm = dealer.permutation(tiles.size).tolist()
         h = self.rules.hand_size
         # Deal(hands, boneyard) with its defaults, built without the NamedTuple's Python-level __new__
         return self._begin(tuple.__new__(Deal, (tuple([tuple(perm[i * h:(i + 1) * h]) for i in range(n)]),
@@ -251,7 +282,7 @@ class Dealing:
             return
         while node is not None:
             if node.kind == "pick":
-                node = self._picked(int(self.rng.integers(node.choices)))  # type: ignore[union-attr]
+                node = self._picked(int(self._rng.integers(node.choices)))
             elif node.kind == "opening_draw":
                 node = self._opening_drew(self._opening_hand.stock[-1])
             else:
@@ -296,7 +327,9 @@ class Dealing:
             if deal.opening_drawer is None:
                 return self._pick_among(tuple(range(n)), "drawer")
             return self._opening_from(deal.opening_drawer)
-        result, dominoer, pips = self._last_result  # type: ignore[misc]
+        last = self._last_result
+        assert last is not None, "every hand after the first follows a settled one"
+        result, dominoer, pips = last
         if result == "domino":
             return self._open(dominoer)
         if r.after_block == "rotate":
@@ -366,12 +399,13 @@ class Dealing:
         deal, hands = start.deal, start.hands
         r = self.rules
         leader = deal.leader if deal.leader is not None else expected
+        assert leader is not None, "a hand opens with a leader: the rules' or the fixed deal's"
         overridden = deal.leader is not None and expected is not None and deal.leader != expected
         if overridden and self.check_leaders and not deal.leader_fixed:
             raise DealError(f"hand {self.hand_number}: leader {deal.leader} does not follow from the rules, which give seat {expected}")
         if lead_tile >= 0 and not (hands[leader] >> lead_tile) & 1:
             lead_tile = -1  # a user-chosen leader does not hold the designated tile: free lead
-        self.leader = leader  # type: ignore[assignment]
+        self.leader = leader
         self._install(Board(self.tiles, r.spinner_sides_first, r.spinner_count), hands, start.stock)
         boneyard = deal.boneyard
         if self.explicit_chance:  # the drawing order so far (the opening draws), then the rest in no order
@@ -382,8 +416,8 @@ class Dealing:
         )
         self.events.append(tuple.__new__(HandStart, (self.hand_number, leader, tuple(self.scores))))
         self.events.extend(start.opening)
-        self.current = leader  # type: ignore[assignment]
-        self.legal = (lead_tile << 2,) if lead_tile >= 0 else tuple(self.board.placements(self.hands[leader]))  # type: ignore[index]
+        self.current = leader
+        self.legal = (lead_tile << 2,) if lead_tile >= 0 else tuple(self.board.placements(self.hands[leader]))
         return None
 
     def _install(self, board: Board, hands: list[int], stock: list[int]) -> None:
@@ -402,13 +436,14 @@ class _HandStart:
     """A hand between its deal and its lead: what the leader's choice works on (the deal, the hands and
     the boneyard with the opening draws so far), kept on the game between chance nodes."""
 
+    deal: Deal  # the dealt hand, set by Dealing._begin before anything reads it
+
     def __init__(self, scripted: Optional[Deal]) -> None:
         self.scripted = scripted is not None
         self.dealt: list[int] = []  # an explicit deal's tiles so far, in deal order
-        self.deal: Deal = scripted  # type: ignore[assignment]
         self.hands: list[int] = []
         self.stock: list[int] = []
-        self.opening: list[Event] = []
+        self.opening: list[Draw] = []
         self.drawer: Optional[int] = None  # the opening drawer (draw_until_double)
         self.seat = -1  # the seat to draw next in the opening draws
         self.seats: tuple[int, ...] = ()  # what a pick picks among

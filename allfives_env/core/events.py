@@ -1,7 +1,9 @@
 """The public event log: every play, draw, pass, settlement and game end, as small immutable records.
 
 Events are ``NamedTuple`` values because the engine writes several per turn and search agents replay
-whole games: tuples are the cheapest records Python has. :func:`event_to_dict` / :func:`event_from_dict`
+whole games: tuples are the cheapest records Python has. Each event class is a ``NamedTuple`` of its
+fields plus its ``kind``, a class constant, added by a subclass because a ``NamedTuple`` body may hold
+fields only. :func:`event_to_dict` / :func:`event_from_dict`
 give the JSON form used by replays and ``infos``.
 
 A :class:`Draw` carries the drawn tile, which only the drawer may see: :func:`public_view` hides it
@@ -10,7 +12,7 @@ A :class:`Draw` carries the drawn tile, which only the drawer may see: :func:`pu
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Optional, Sequence, Union
+from typing import Any, ClassVar, NamedTuple, Optional, Sequence, Union
 
 from .errors import DealError, ReplayError, short_repr
 from .tiles import TileSet
@@ -18,65 +20,89 @@ from .tiles import TileSet
 SLOT_NAMES = ("W", "E", "N", "S")
 
 
-class HandStart(NamedTuple):
-    """A new hand was dealt; ``leader`` plays first. ``scores`` are per side, before the hand."""
-
+class _HandStartFields(NamedTuple):
     hand: int
     leader: int
     scores: tuple[int, ...]
-    kind = "hand_start"
 
 
-class Play(NamedTuple):
+class HandStart(_HandStartFields):
+    """A new hand was dealt; ``leader`` plays first. ``scores`` are per side, before the hand."""
+
+    __slots__ = ()
+    kind: ClassVar[str] = "hand_start"
+
+
+class _PlayFields(NamedTuple):
+    seat: int
+    tile: int
+    slot: int
+    count: int  # type: ignore[assignment]  # shadows tuple.count (unused on events); replays name the field
+    points: int
+
+
+class Play(_PlayFields):
     """``seat`` placed ``tile`` on ``slot`` (0=W, 1=E, 2=N, 3=S; a lead uses 0); the ends then counted
     ``count`` and the seat's side was credited ``points`` (0 when the count is not a multiple of 5, or the
     play was void under ``min_first_score`` / ``exact_target``)."""
 
-    seat: int
-    tile: int
-    slot: int
-    count: int
-    points: int
-    kind = "play"
+    __slots__ = ()
+    kind: ClassVar[str] = "play"
 
 
-class Draw(NamedTuple):
-    """``seat`` drew ``tile`` from the boneyard (``-1`` in another seat's view). ``forced`` is True when
-    the seat drew because it had no legal placement (it then holds none of the open values)."""
-
+class _DrawFields(NamedTuple):
     seat: int
     tile: int
     forced: bool
-    kind = "draw"
 
 
-class Pass(NamedTuple):
+class Draw(_DrawFields):
+    """``seat`` drew ``tile`` from the boneyard (``-1`` in another seat's view). ``forced`` is True when
+    the seat drew because it had no legal placement (it then holds none of the open values)."""
+
+    __slots__ = ()
+    kind: ClassVar[str] = "draw"
+
+
+class _PassFields(NamedTuple):
+    seat: int
+
+
+class Pass(_PassFields):
     """``seat`` could neither play nor draw."""
 
-    seat: int
-    kind = "pass"
+    __slots__ = ()
+    kind: ClassVar[str] = "pass"
 
 
-class Settlement(NamedTuple):
-    """The end of a hand. ``result`` is ``"domino"``, ``"blocked"`` or ``"target"`` (the game was won
-    during the hand, no settlement made); ``pips`` per seat; ``deltas`` and ``scores`` per side."""
-
+class _SettlementFields(NamedTuple):
     hand: int
     result: str
     pips: tuple[int, ...]
     deltas: tuple[int, ...]
     scores: tuple[int, ...]
-    kind = "settlement"
 
 
-class GameOver(NamedTuple):
-    """The game ended. ``winner`` is a side, or None for a draw (possible only when ``truncated``, the
-    ``max_hands`` cap, or for a single-hand episode)."""
+class Settlement(_SettlementFields):
+    """The end of a hand. ``result`` is ``"domino"``, ``"blocked"`` or ``"target"`` (the game was won
+    during the hand, no settlement made); ``pips`` per seat; ``deltas`` and ``scores`` per side."""
 
+    __slots__ = ()
+    kind: ClassVar[str] = "settlement"
+
+
+class _GameOverFields(NamedTuple):
     winner: Optional[int]
     scores: tuple[int, ...]
     truncated: bool
-    kind = "game_over"
+
+
+class GameOver(_GameOverFields):
+    """The game ended. ``winner`` is a side, or None for a draw (possible only when ``truncated``, the
+    ``max_hands`` cap, or for a single-hand episode)."""
+
+    __slots__ = ()
+    kind: ClassVar[str] = "game_over"
 
 
 Event = Union[HandStart, Play, Draw, Pass, Settlement, GameOver]
@@ -104,6 +130,7 @@ def public_events(events: Sequence[Event], viewer: Optional[int]) -> list[Event]
 def event_to_dict(event: Event, tiles: TileSet) -> dict[str, Any]:
     """JSON form of an event; tiles as ``[low, high]`` pairs and slots by name."""
     out: dict[str, Any] = {"type": event.kind}
+    value: Any  # each field in turn, its type known by its name only
     for name, value in zip(event._fields, event):
         if name == "tile":
             value = list(tiles.pairs[value]) if value >= 0 else None

@@ -82,7 +82,7 @@ class TileSet:
         if isinstance(tile, (bool, np.bool_)):
             raise DealError(f"not a tile: {tile!r} (give [a, b], 'a-b' or a tile id)")
         if isinstance(tile, numbers.Integral):
-            tid = int(tile)  # type: ignore[arg-type]
+            tid = int(tile)
             if not 0 <= tid < self.size:
                 raise DealError(f"tile id {_short(tid)} is out of range: the double-{self.max_pip} set has ids 0..{self.size - 1}")
             return tid
