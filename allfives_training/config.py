@@ -152,9 +152,10 @@ class TrainConfig(Section):
     """learner env steps (decisions) to train for"""
     n_envs: int = setting(32, integer(1, MAX_ENVS))
     """parallel envs (n_envs x ppo.n_steps at most 10,000,000)"""
-    vec_env: str = setting("batched", choice(*VEC_ENV_KINDS))
-    """batched | subproc (n_envs <= 256) | dummy (allfives_training/vec_env.py) | batch: the n_envs games in one compiled
-    batch in the training process, opponents random/greedy/expert/policy files only (allfives_training/batch_vec_env.py)"""
+    vec_env: str = setting(VEC_ENV_KINDS[0], choice(*VEC_ENV_KINDS))
+    """one of allfives_training/vec_env.py's VEC_ENV_KINDS, by default the first it lists: batched | subproc
+    (n_envs <= 256) | dummy | batch: the n_envs games in one compiled batch in the training process, opponents
+    random/greedy/expert/policy files only (allfives_training/batch_vec_env.py)"""
     workers: int = setting(2, integer(1, MAX_PROCESSES))
     """processes of the batched vec env (vec_env: batch runs in the training process)"""
     rules: dict[str, Any] = rules_setting()

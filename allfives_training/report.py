@@ -74,13 +74,6 @@ def write_final(run_dir: Path, rows: Sequence[Mapping[str, Any]], header: Mappin
 
 
 
-def write_summary(run_dir: Path, summary: Mapping[str, Any]) -> None:
-    """``summary.json``: what the run's last session did (steps, speed, the final rows), read by tools."""
-    from allfives_training.checkpoint import atomic_write
-
-    atomic_write(run_dir / "summary.json", json.dumps(summary, indent=1))
-
-
 def play_line(label: str, path: Path) -> str:
     """The line that ends a run's report: where a policy file is and how to play it."""
     return f"{label}: {path}   (play it: allfives evaluate ppo:path={path} greedy)"

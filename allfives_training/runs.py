@@ -7,6 +7,7 @@ state, is checked field by field here before a resume uses it.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import stat
@@ -21,7 +22,7 @@ from allfives_training.schema import MAX_EPOCHS, ConfigError, check_agent_specs
 
 __all__ = ["CHECKPOINTS", "DEMONSTRATIONS", "TRAINER", "CHECKPOINT_STATE", "CHECKPOINT_FILE", "atomic_write", "run_dirs", "new_run_dir",
            "check_new_run_dir", "latest_checkpoint", "check_state", "resume_seed", "state_numbers", "not_resumed", "checkpoint_folder",
-           "check_snapshots", "create_run_dir", "write_run_config"]
+           "check_snapshots", "create_run_dir", "write_run_config", "write_summary"]
 
 CHECKPOINTS = "checkpoints"
 DEMONSTRATIONS = "demonstrations"  # the imitation warm start's recorded parts (allfives_training/imitation.py)
@@ -103,6 +104,10 @@ def write_run_config(run_dir: Path, cfg: Any) -> None:
     import yaml
 
     atomic_write(Path(run_dir) / "config.yaml", yaml.safe_dump(cfg.to_dict(), sort_keys=False))
+
+def write_summary(run_dir: Path, summary: Any) -> None:
+    """``summary.json``: what the run's last session did (steps, speed, the final rows), read by tools."""
+    atomic_write(Path(run_dir) / "summary.json", json.dumps(summary, indent=1))
 
 
 def latest_checkpoint(run_dir: Path) -> Optional[tuple[int, Path, dict]]:

@@ -45,7 +45,7 @@ from allfives_training.config import TRAIN_RUNS, TrainConfig, rollout_size
 from allfives_training.run_plan import RunPlan, plan_run
 from allfives_training.runs import (
     DEMONSTRATIONS, TRAINER, atomic_write, check_snapshots, create_run_dir, latest_checkpoint, not_resumed,
-    write_run_config,
+    write_run_config, write_summary,
 )
 from allfives_training.sb3_model import build_model, diverged, make_logger, restore_model, save_model
 from allfives_training.schema import ConfigError
@@ -121,7 +121,9 @@ class Trainer:
         if self.cfg.vec_env == "batch":
             return make_batch_vec_env(self.cfg.n_envs, self.env_kwargs, specs, weights)
         fn = functools.partial(make_env, self.env_kwargs, specs, weights)
-        return make_vec_env([fn] * self.cfg.n_envs, self.cfg.vec_env, self.cfg.workers)
+        # worker processes are the "batched" kind's alone (subproc starts one per env, dummy none)
+        workers = {"workers": self.cfg.workers} if self.cfg.vec_env == "batched" else {}
+        return make_vec_env([fn] * self.cfg.n_envs, self.cfg.vec_env, **workers)
 
     def build(self) -> None:
         """The envs and the model, and the checkpoint a resume continues from copied in."""
@@ -353,7 +355,7 @@ class Trainer:
 
     def _finish(self, steps: int, timing: dict) -> dict:
         """The end of a run: the final checkpoint and evaluation, the reports, and the summary."""
-        from allfives_training.report import play_line, plot_learning_curve, write_final, write_history, write_summary
+        from allfives_training.report import play_line, plot_learning_curve, write_final, write_history
 
         if self.last_ckpt < steps:
             self.checkpoint(steps)

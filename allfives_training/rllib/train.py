@@ -41,7 +41,9 @@ from typing import Any, Optional, Sequence, TextIO
 from allfives_env.core.errors import short_repr
 from allfives_training.rllib.config import RLLIB_CONFIG_HINT, RLlibConfig, validate_rllib_config
 from allfives_training.run_plan import ConfigKind, plan_run
-from allfives_training.runs import CHECKPOINTS, checkpoint_folder, create_run_dir, resume_seed, write_run_config
+from allfives_training.runs import (
+    CHECKPOINTS, checkpoint_folder, create_run_dir, resume_seed, write_run_config, write_summary,
+)
 from allfives_training.threads import one_torch_thread
 
 __all__ = ["add_train_rllib_parser", "run_train_rllib", "train_rllib", "latest_rllib_checkpoint"]
@@ -415,7 +417,7 @@ class RLlibRun:
         table, :func:`~allfives_training.report.write_final`), ``eval_history.csv`` and ``summary.json``, and
         the table printed with the policy files. Several modules (``policies: per_team``) share one table, each
         row's baseline followed by its module."""
-        from allfives_training.report import play_line, write_final, write_history, write_summary
+        from allfives_training.report import play_line, write_final, write_history
 
         ev = self.cfg.evaluation
         policies = {m: self.run_dir / f"policy_{m}.npz" for m in _module_ids(self.cfg)}
