@@ -6,7 +6,9 @@ can draw and a hand is over in two or three moves; the numbers are worked out in
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+import inspect
+import typing
+from typing import Any, Literal, Optional, Sequence, Union
 
 import numpy as np
 import pytest
@@ -16,6 +18,8 @@ from allfives_env.core import Deal, Rules
 from allfives_env.core.actions import parse_action
 from allfives_env.core.events import Draw, GameOver, HandStart, Pass, Play, Settlement
 from allfives_env.core.game import Game
+from allfives_env.core.options import HAND_SIZE_PRESETS, OPTIONS, HandSizePreset
+from allfives_env.core.rules import _option_fields
 from allfives_env.core.tiles import tile_set
 
 T6 = tile_set(6)
@@ -581,3 +585,61 @@ class TestScoring:
         game = make(DOMINO, no_draws=True, lead_scores=False)
         act(game, "6-4@W")
         assert last_play(game) == Play(0, tid("6-4"), 0, 10, 0) and game.scores == [0, 0]
+
+
+# ---------------------------------------------------------------- the types of the fields
+def holds(value: Any, hint: Any) -> bool:
+    """Whether ``value`` is of the type ``hint`` (a class, a ``Literal`` or a ``Union``): exactly, so that
+    ``True`` is no ``int`` and ``np.int64(3)`` none either."""
+    origin = typing.get_origin(hint)
+    if origin is Literal:
+        return type(value) is str and value in typing.get_args(hint)
+    if origin is Union:
+        return any(holds(value, arg) for arg in typing.get_args(hint))
+    return type(value) is hint
+
+
+#: Every value of every option's domain, "auto" and preset spellings and numpy scalars included.
+RULES_CASES = [case for o in OPTIONS for case in o.cases(Rules())] + [
+    {"num_players": 4, "partnership": "auto"}, {"target": "auto"}, {"hand_size": "default"},
+    {"num_players": np.int64(3), "hand_size": np.int32(6), "must_lead_it": np.bool_(False)},
+]
+
+
+@pytest.mark.parametrize("options", RULES_CASES, ids=lambda c: ",".join(f"{k}={v}" for k, v in c.items()))
+def test_a_resolved_field_holds_a_value_of_its_type(options: dict) -> None:
+    """The fields' types are the resolved ones (``partnership`` a bool, ``hand_size`` and ``target``
+    integers, never None or a name), and every value construction leaves is of them."""
+    rules = Rules.from_options(options)
+    hints = typing.get_type_hints(Rules)
+    for o in OPTIONS:
+        assert holds(getattr(rules, o.name), hints[o.name]), f"{o.name}={getattr(rules, o.name)!r} is no {hints[o.name]}"
+    assert [name for name, hint in hints.items() if type(None) in typing.get_args(hint)] == [
+        "max_draws_per_turn", "max_hands"]  # None stays None only where it means "no limit"
+
+
+def test_the_hand_size_names_are_its_presets() -> None:
+    assert list(typing.get_args(HandSizePreset)) == list(HAND_SIZE_PRESETS)
+
+
+def test_the_rules_class_must_declare_the_option_table() -> None:
+    """Rules' fields and constructor are written out (a type checker reads them), and checked against the
+    table when the class is made: a field, a parameter or a default that differs is refused."""
+    names = [o.name for o in OPTIONS]
+
+    def made(annotations: list[str], defaults: dict[str, Any]) -> type:
+        def __init__(self: Any, **options: Any) -> None:
+            pass
+        keyword = inspect.Parameter.POSITIONAL_OR_KEYWORD
+        __init__.__signature__ = inspect.Signature(
+            [inspect.Parameter("self", keyword)] + [inspect.Parameter(k, keyword, default=v) for k, v in defaults.items()])
+        return _option_fields(type("R", (), {"__annotations__": dict.fromkeys(annotations, "int"), "__init__": __init__}))
+
+    table = {o.name: o.default for o in OPTIONS}
+    assert made(names, table).target is None  # the table's defaults become the fields' defaults
+    with pytest.raises(TypeError, match="must declare the options of the table"):
+        made(names[:-1], table)
+    with pytest.raises(TypeError, match="must declare the options of the table"):
+        made(names, {**table, "max_hands": 100})
+    with pytest.raises(TypeError, match="must declare the options of the table"):
+        made(names, dict(reversed(table.items())))
