@@ -1,5 +1,6 @@
 """The compiled batch engine against the Python core: replays verified event by event, decisions,
-legal sets and scores compared step by step, every rules option, determinism, errors and the cache."""
+legal sets and scores compared step by step, determinism, errors and the cache (every rules option:
+``tests/test_batch_coverage.py``)."""
 
 from __future__ import annotations
 
@@ -16,7 +17,6 @@ from allfives_env.core.errors import (
     AllFivesError, BatchError, BatchIndexError, GameOverError, IllegalActionError, ReplayError, RulesError, SeedError,
 )
 from allfives_env.core.replay import load_replay
-from allfives_env.core.options import OPTIONS
 from allfives_env.encoding import ObservationEncoder
 from helpers import same_state, wide_random_rules
 
@@ -45,30 +45,6 @@ def test_random_games_verify_through_the_core_over_many_rule_sets() -> None:
         batch = BatchGame(rules, 6, seed=trial, stop_after_hand=trial % 5 == 0)
         play_out(batch, seed=trial)
         verify_all(batch)
-
-
-#: Every option at every value of its domain (integers at their bounds), from the option table, then
-#: combinations where options act together.
-OPTION_VARIANTS = [case for o in OPTIONS for case in o.cases(Rules())] + [
-    {"score_unit": 5, "target": 61, "exact_target": True},
-    {"num_players": 3, "hand_end": "winner_takes", "blocked_award": "difference", "bonus_round": "round_each"},
-    {"first_leader": "highest_double", "no_double_fallback": "draw_until_double", "hand_size": "five_always"},
-    {"first_leader": "highest_double", "no_double_fallback": "redeal", "must_lead_it": False},
-    {"num_players": 4, "after_block": "lowest_pips", "boneyard_reserve": 2},
-    {"may_draw_when_able": True, "max_draws_per_turn": 1, "boneyard_reserve": 2},
-    {"target": 10000, "max_hands": 4}, {"max_hands": None, "target": 100},
-]
-
-
-@pytest.mark.parametrize("options", OPTION_VARIANTS, ids=lambda o: ",".join(f"{k}={v}" for k, v in o.items()))
-def test_every_rules_option_is_supported_and_verified(options: dict) -> None:
-    """Played by the batch engine and verified through the core's ``load_replay``: a game to a target of
-    100 points (in the case's unit) or 30 hands unless the case sets them."""
-    base = {"target": 100 // options.get("score_unit", 1), "max_hands": 30}
-    rules = Rules.from_options({**base, **options})
-    batch = BatchGame(rules, 4, seed=len(str(options)))
-    play_out(batch)
-    verify_all(batch)
 
 
 def core_twin(rules: Rules, record: dict) -> Game:

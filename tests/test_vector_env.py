@@ -284,3 +284,32 @@ def test_reset_refuses_options_and_per_game_seed_lists() -> None:
         env.reset(seed=-1)
     with pytest.raises(AgentError, match="must lie in 0..3"):
         env.set_opponents(["greedy"], [1.0], indices=[7])
+
+
+def test_the_env_builds_one_observation_encoder_and_one_layout(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The env's encoder gives its spaces and memory check; its observer, the policy opponents' observers and
+    every batch it deals read the declared slices and the one :class:`BatchLayout` of its rules, building no
+    encoder of their own (the policy package's checks of a policy file and of its rules are its own)."""
+    import sys
+    from pathlib import Path
+
+    from allfives_env import encoding
+    from allfives_env.batch import layout
+
+    policy_package = Path(encoding.__file__).parent / "policy"
+    built: list[str] = []
+    init = encoding.ObservationEncoder.__init__
+
+    def counted(self: Any, *args: Any, **kwargs: Any) -> None:
+        caller = Path(sys._getframe(1).f_code.co_filename)
+        if policy_package not in caller.parents:
+            built.append(str(caller))
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(encoding.ObservationEncoder, "__init__", counted)
+    env = AllFivesVectorEnv(4, opponents=["ppo-2p", "expert"], max_hands=2)
+    env.reset(seed=0)
+    env.step(_random_actions(env, np.random.default_rng(0)))
+    env.reset(seed=1)
+    assert len(built) == 1, built
+    assert env.batch is not None and env.batch.layout is layout.layout_for(env.rules)
