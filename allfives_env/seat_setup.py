@@ -1,36 +1,50 @@
-"""The arguments of a one-learner env, checked once: the single-seat env and the vector env both read them.
+"""The arguments of the envs, checked once: every front end reads them through the checkers here.
+
+Each argument that more than one env takes (``reward``, ``episode``, ``seat``, ``action_features``,
+``render_mode``, ``illegal_action``, ``illegal_reward``, the opponents' mixture) has one checker, so it has one
+message, whichever env refused it: the single-seat env, the vector env and the training and RLlib adapters
+over them all call these. The checkers of plain values are defined with the PettingZoo env
+(:mod:`allfives_env.env`), the lowest front end, which takes some of them too and may not import upwards;
+this module hands them on with the checkers that need the agents (the opponents' mixture).
 
 :func:`seat_setup` turns the keyword arguments both envs take (``opponents``, ``opponent_weights``,
 ``partner``, ``seat``, ``reward``, ``episode``, ``action_features``, the rules) into a :class:`SeatSetup`,
 or raises the package's typed errors naming what was wrong and what is allowed. It builds no agent and no
-game: each env then builds its own opponents (registry agents one game at a time, batch agents for a
-whole batch), so the vector env never has to build a single-seat env to learn whether its arguments are
-good, and the two envs cannot disagree about what is allowed.
+game: each env then builds its own opponents (registry agents one game at a time through
+:func:`build_opponent`, batch agents for a whole batch), so the vector env never has to build a
+single-seat env to learn whether its arguments are good, and the two envs cannot disagree about what is
+allowed.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Optional, Union
 
 import numpy as np
 
 from .agents.base import Agent
-from .agents.registry import AgentError
-from .core.errors import RulesError, short_repr
-from .core.outcome import EPISODE_MODES, REWARD_MODES
+from .agents.registry import AgentError, check_agent_rules, make_agent
+from .core.errors import short_repr
 from .core.rules import Rules, rules_from
-from .core.values import is_finite_number, is_integer
+from .core.values import is_finite_number
+from .env import (ILLEGAL_ACTION_MODES, check_action_features, check_episode, check_illegal_action,  # noqa: F401
+                  check_illegal_reward, check_render_mode, check_reward, check_seat, either)
 
-__all__ = ["OpponentLike", "SeatSetup", "either", "opponent_mixture", "seat_setup"]
+__all__ = ["ILLEGAL_ACTION_MODES", "OpponentLike", "SeatSetup", "build_opponent", "check_action_features",
+           "check_episode", "check_illegal_action", "check_illegal_reward", "check_render_mode", "check_reward",
+           "check_seat", "either", "opponent_mixture", "seat_setup"]
 
 OpponentLike = Union[str, Agent]
 
-
-def either(choices: Sequence[str]) -> str:
-    """``'a' or 'b'``: the allowed values of a mode, as the error messages name them."""
-    return " or ".join(repr(c) for c in choices)
+def build_opponent(opponent: OpponentLike, rules: Rules) -> Agent:
+    """The agent of a spec (built from the registry), or the Agent given, checked now to play ``rules``: a
+    policy trained for other rules is refused when the env is built or its mixture set, as the vector env
+    refuses it, rather than at its first move inside a reset, which would leave the env half-dealt."""
+    agent = opponent if isinstance(opponent, Agent) else make_agent(opponent)
+    check_agent_rules(agent, rules)
+    return agent
 
 
 @dataclass(frozen=True)
@@ -89,14 +103,8 @@ def seat_setup(opponents: Any = ("random",), opponent_weights: Any = None, partn
     them as a :class:`SeatSetup`. Raises :class:`RulesError` or :class:`AgentError`."""
     rules = rules_from(rules, options or {})
     n = rules.num_players
-    if reward not in REWARD_MODES:
-        raise RulesError(f"reward={short_repr(reward)} is not allowed: choose {either(REWARD_MODES)}")
-    if episode not in EPISODE_MODES:
-        raise RulesError(f"episode={short_repr(episode)} is not allowed: choose {either(EPISODE_MODES)}")
-    if seat is not None and not (is_integer(seat) and 0 <= seat < n):
-        raise RulesError(f"seat={short_repr(seat)} is not allowed: give 0..{n - 1}, or None for a random seat each episode")
-    if not isinstance(action_features, (bool, np.bool_)):
-        raise RulesError(f"action_features={short_repr(action_features)} is not allowed: give True or False")
+    reward, episode = check_reward(reward), check_episode(episode)
+    seat, action_features = check_seat(seat, n), check_action_features(action_features)
     specs, weights = opponent_mixture(opponents, opponent_weights)
     if partner is not None and not rules.partnership:
         raise AgentError(
@@ -105,5 +113,4 @@ def seat_setup(opponents: Any = ("random",), opponent_weights: Any = None, partn
         )
     if partner is not None and not isinstance(partner, (str, Agent)):
         raise AgentError(f"an opponent must be an agent spec string or an Agent, got {short_repr(partner)}")
-    return SeatSetup(rules, specs, weights, partner, None if seat is None else int(seat), reward, episode,
-                     bool(action_features))
+    return SeatSetup(rules, specs, weights, partner, seat, reward, episode, action_features)

@@ -3,7 +3,8 @@
 This is the environment single-agent libraries (stable-baselines3, sb3-contrib's ``MaskablePPO``)
 train on. The opponents are agents from the registry, given by spec strings (``"expert"``,
 ``"pimc:samples=50"``), so subprocess workers can rebuild them; a mixture is drawn afresh for every
-episode (``opponent_weights``). In a 4-player partnership the partner seat is played by ``partner``
+episode (``opponent_weights``), and :meth:`~AllFivesSingleSeatEnv.set_opponents` replaces it from the next
+episode on (the training league does, as it does on the vector env). In a 4-player partnership the partner seat is played by ``partner``
 (default: drawn from the opponents' mixture too).
 
 Credit: the reward of a step is everything the learner's side gained or lost since its previous action,
@@ -29,18 +30,17 @@ import numpy as np
 from gymnasium import spaces
 
 from .agents.base import Agent, OracleView, PlayerView
-from .agents.registry import check_agent_rules, make_agent
-from .core.errors import GameOverError, IllegalActionError, NotResetError, RulesError, short_repr
+from .core.errors import GameOverError, IllegalActionError, NotResetError
 from .core.actions import is_action_id
 from .core.deal import fixed_start
 from .core.game import Game
 from .core.outcome import side_rewards
 from .core.rules import Rules
 from .core.seeds import MAX_SEED, check_seed
-from .core.values import is_finite_number
 from .encoding import ObservationEncoder
 from .render import render_text
-from .seat_setup import OpponentLike, seat_setup
+from .seat_setup import (OpponentLike, build_opponent, check_illegal_action, check_illegal_reward, check_render_mode,
+                         opponent_mixture, seat_setup)
 
 #: Opponents are reseeded each episode from the env's generator with a seed below this (31 bits, the
 #: range the agents have always been seeded from, so episodes replay as before).
@@ -58,7 +58,8 @@ class AllFivesSingleSeatEnv(gymnasium.Env):
     PettingZoo's classic envs do and gymnasium's env checker needs; "raise": raise
     :class:`IllegalActionError`), ``action_features`` (add the per-placement ``features`` slice to the
     observation, see :mod:`allfives_env.encoding`), and the rules (``rules=Rules(...)`` or the options as keywords).
-    Out-of-range and non-integer actions always raise.
+    Out-of-range and non-integer actions always raise. :meth:`set_opponents` replaces the opponents'
+    mixture from the next episode on.
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 1}
@@ -82,23 +83,18 @@ class AllFivesSingleSeatEnv(gymnasium.Env):
         setup = seat_setup(opponents, opponent_weights, partner, seat, reward, episode, action_features, rules, options)
         self.rules = setup.rules
         n = self.rules.num_players
-        if illegal_action not in ("terminate", "raise"):
-            raise RulesError(f"illegal_action={short_repr(illegal_action)} is not allowed: choose 'terminate' or 'raise'")
-        self.illegal_action = illegal_action
-        if not is_finite_number(illegal_reward):
-            raise RulesError(f"illegal_reward={short_repr(illegal_reward)} is not allowed: give a finite number, e.g. -1.0")
-        self.illegal_reward = float(illegal_reward)
-        if render_mode not in (None, "ansi", "rgb_array"):
-            raise RulesError(f"render_mode={short_repr(render_mode)} is not allowed: choose 'ansi', 'rgb_array' or None")
+        self.illegal_action = check_illegal_action(illegal_action)
+        self.illegal_reward = check_illegal_reward(illegal_reward)
+        self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
         self.opponent_specs = list(setup.opponents)
-        self._pool = [self._build(o) for o in self.opponent_specs]
+        self._pool = [build_opponent(o, self.rules) for o in self.opponent_specs]
         self.opponent_weights = setup.weights
-        self._partner = None if setup.partner is None else self._build(setup.partner)
+        self._next_mixture: Optional[tuple[list[OpponentLike], list[Agent], np.ndarray]] = None
+        self._partner = None if setup.partner is None else build_opponent(setup.partner, self.rules)
         self.fixed_seat = setup.seat
         self.reward_mode = setup.reward
         self.episode = setup.episode
-        self.render_mode = render_mode
-        self.encoder = ObservationEncoder(self.rules, action_features)
+        self.encoder = ObservationEncoder(self.rules, setup.action_features)
         self.observation_space = spaces.Box(self.encoder.low, self.encoder.high, dtype=np.float32)
         self.action_space = spaces.Discrete(self.encoder.num_actions)
         self.game: Optional[Game] = None
@@ -107,13 +103,18 @@ class AllFivesSingleSeatEnv(gymnasium.Env):
         self._seated: list[Optional[Agent]] = [None] * n
         self._views: list[Optional[PlayerView]] = [None] * n
 
-    def _build(self, opponent: OpponentLike) -> Agent:
-        """The agent of a spec (built from the registry), or the Agent given (checked by :func:`seat_setup`),
-        checked now to play these rules: a policy trained for other rules is refused here, as the vector
-        env refuses it, rather than at its first move inside a reset, which would leave the env half-dealt."""
-        agent = opponent if isinstance(opponent, Agent) else make_agent(opponent)
-        check_agent_rules(agent, self.rules)
-        return agent
+    def set_opponents(self, opponents: Sequence[OpponentLike], weights: Optional[Sequence[float]] = None) -> None:
+        """Draw the opponents from this mixture (``weights`` default uniform) from the next :meth:`reset` on, so
+        no episode changes opponents half-way; the league hands every env its new mixture this way
+        (``env_method("set_opponents", specs, weights)``), as it does to the vector env.
+
+        Checked now, as the constructor and the vector env check a mixture (:func:`opponent_mixture`), and
+        each agent is built now: a bad spec or a policy for other rules is refused here, not at a later reset,
+        and a refused call changes nothing. The partner and the env's generator stay as they are, so a run
+        goes on reproducibly from its seed."""
+        specs, weights_now = opponent_mixture(opponents, weights)
+        pool = [build_opponent(o, self.rules) for o in specs]
+        self._next_mixture = (list(specs), pool, weights_now)
 
     # ------------------------------------------------------------------ gymnasium API
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None) -> tuple[np.ndarray, dict]:
@@ -126,6 +127,9 @@ class AllFivesSingleSeatEnv(gymnasium.Env):
         seed = check_seed(seed)
         fixed_start(self.rules, options, np.random.default_rng(0))  # checked first: a refused reset changes nothing
         super().reset(seed=seed)
+        if self._next_mixture is not None:  # set_opponents: the new mixture from this episode on
+            self.opponent_specs, self._pool, self.opponent_weights = self._next_mixture
+            self._next_mixture = None
         self._start(options)
         while self.game.over and not options:
             self._start(None)

@@ -10,10 +10,11 @@ How it works
 * Each episode draws its opponent from the mixture: the snapshots share ``league.weight`` of the
   probability evenly, the baselines share the rest in proportion to their configured weights. Before the
   first snapshot the baselines have it all. (In a 3-4 player game every other seat draws on its own.)
-* The mixture is handed to every env with ``env_method("set_opponents", specs, weights)``;
-  :class:`MixtureEnv` rebuilds its :class:`~allfives_env.single_seat.AllFivesSingleSeatEnv` with the new
-  opponents at its next ``reset``, so no episode changes opponents half-way. Its generator carries on
-  from the old env, so runs stay reproducible from the seed.
+* The mixture is handed to every env with ``env_method("set_opponents", specs, weights)``, which every vec
+  env kind answers: the single-seat env (:meth:`~allfives_env.single_seat.AllFivesSingleSeatEnv.set_opponents`)
+  and the vector env behind ``vec_env: batch`` check it at once and draw from it from each game's next
+  episode on, so no episode changes opponents half-way; each env's generator carries on, so runs stay
+  reproducible from the seed.
 * The league (the snapshot list) is saved with every checkpoint, so ``--resume`` restores it.
 """
 
@@ -28,44 +29,11 @@ import numpy as np
 
 from allfives_env.single_seat import AllFivesSingleSeatEnv
 
-MAX_EPISODE_SEED = 2**31 - 1  # a rebuilt env's first episode is seeded below this, from the old env's generator
-
-
-class MixtureEnv(gym.Wrapper):
-    """The single-seat env with an opponent mixture that can be replaced between episodes."""
-
-    def __init__(self, env_kwargs: Mapping[str, Any], opponents: Sequence[str], weights: Sequence[float]) -> None:
-        self._env_kwargs = dict(env_kwargs)
-        super().__init__(AllFivesSingleSeatEnv(opponents=list(opponents), opponent_weights=list(weights),
-                                               **self._env_kwargs))
-        self._pending: Optional[tuple[list[str], list[float]]] = None
-
-    def set_opponents(self, opponents: Sequence[str], weights: Sequence[float]) -> None:
-        """Use this mixture from the next episode on (the agents are built now, so bad specs fail now)."""
-        self._pending = (list(opponents), list(weights))
-        self._next = AllFivesSingleSeatEnv(opponents=list(opponents), opponent_weights=list(weights),
-                                           **self._env_kwargs)
-
-    @property
-    def opponent_specs(self) -> list[str]:
-        return list(self.env.unwrapped.opponent_specs)
-
-    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None) -> tuple[np.ndarray, dict]:
-        if self._pending is not None:
-            if seed is None:
-                seed = int(self.env.unwrapped.np_random.integers(MAX_EPISODE_SEED))
-            self.env = self._next
-            self._pending = None
-            del self._next
-        return self.env.reset(seed=seed, options=options)
-
-    def action_masks(self) -> np.ndarray:
-        return self.env.unwrapped.action_masks()
-
 
 def make_env(env_kwargs: Mapping[str, Any], opponents: Sequence[str], weights: Sequence[float]) -> gym.Env:
-    """One training env: the mixture env in SB3's ``Monitor`` (episode returns and lengths for the logs).
-    Sets one torch thread in the process that builds it (subprocess workers)."""
+    """One training env: the single-seat env against this mixture (the league replaces it through
+    ``set_opponents``) in SB3's ``Monitor`` (episode returns and lengths for the logs). Sets one torch
+    thread in the process that builds it (subprocess workers)."""
     import sys
 
     from stable_baselines3.common.monitor import Monitor
@@ -73,7 +41,7 @@ def make_env(env_kwargs: Mapping[str, Any], opponents: Sequence[str], weights: S
     torch = sys.modules.get("torch")
     if torch is not None:
         torch.set_num_threads(1)
-    return Monitor(MixtureEnv(env_kwargs, opponents, weights))
+    return Monitor(AllFivesSingleSeatEnv(opponents=list(opponents), opponent_weights=list(weights), **env_kwargs))
 
 
 class League:

@@ -7,8 +7,7 @@ The kinds (``vec_env`` in a training config, :mod:`allfives_training.vec_env`):
 * ``batch``: one compiled batch of ``n_envs`` games in this process (:mod:`allfives_training.batch_vec_env`);
   only opponents with a batch twin (``random``, ``greedy``, ``expert``, policy files) can play in it;
 * ``subproc``: SB3's ``SubprocVecEnv``, one process per single-seat env;
-* ``dummy``: SB3's ``DummyVecEnv``, every single-seat env in this process;
-* ``batched`` (where the installed package still has it): ``--workers`` processes, each stepping a slice.
+* ``dummy``: SB3's ``DummyVecEnv``, every single-seat env in this process.
 
 Each kind is measured for the same ``n_envs`` against opponents with a batch twin (``random``, ``expert``)
 and one without (``defensive``), where ``batch`` is refused (the figure is ``null``, with the reason). The
@@ -45,21 +44,19 @@ from allfives_training.vec_env import VEC_ENV_KINDS, make_batch_vec_env, make_ve
 ENV_KWARGS = {"reward": "points", "episode": "game"}
 
 
-def build(kind: str, n_envs: int, opponent: str, workers: int) -> Any:
+def build(kind: str, n_envs: int, opponent: str) -> Any:
     """The vec env of ``kind`` over ``n_envs`` single-seat envs (or games) against ``opponent``."""
     if kind == "batch":
         return make_batch_vec_env(n_envs, ENV_KWARGS, [opponent])
     fn = functools.partial(make_env, ENV_KWARGS, [opponent], [1.0])
-    if kind == "batched":
-        return make_vec_env([fn] * n_envs, kind, workers)  # only where the package still has the kind
     return make_vec_env([fn] * n_envs, kind)
 
 
-def rate(kind: str, n_envs: int, opponent: str, seconds: float, workers: int, seed: int) -> dict[str, Any]:
+def rate(kind: str, n_envs: int, opponent: str, seconds: float, seed: int) -> dict[str, Any]:
     """Learner steps/s of one kind (``steps_per_s``), or ``refused`` with the package's reason."""
     t0 = time.perf_counter()
     try:
-        venv = build(kind, n_envs, opponent, workers)
+        venv = build(kind, n_envs, opponent)
     except AllFivesError as exc:
         return {"steps_per_s": None, "refused": str(exc)}
     try:
@@ -90,9 +87,7 @@ def main(argv: Optional[list[str]] = None) -> None:
     parser.add_argument("--seconds", type=float, default=3.0, help="timed seconds per measurement")
     parser.add_argument("--n-envs", default="32,128", help="comma-separated env counts")
     parser.add_argument("--opponents", default="random,expert,defensive", help="comma-separated agent specs")
-    parser.add_argument("--kinds", default=",".join(k for k in ("batch", "batched", "subproc", "dummy")
-                                                    if k in VEC_ENV_KINDS), help="comma-separated vec env kinds")
-    parser.add_argument("--workers", type=int, default=2, help="worker processes of the batched kind")
+    parser.add_argument("--kinds", default=",".join(VEC_ENV_KINDS), help="comma-separated vec env kinds")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path, default=None, help="write the figures to this JSON file")
     args = parser.parse_args(argv)
@@ -102,12 +97,12 @@ def main(argv: Optional[list[str]] = None) -> None:
         for opponent in args.opponents.split(","):
             for kind in args.kinds.split(","):
                 row = {"kind": kind, "n_envs": n_envs, "opponent": opponent,
-                       **rate(kind, n_envs, opponent, args.seconds, args.workers, args.seed)}
+                       **rate(kind, n_envs, opponent, args.seconds, args.seed)}
                 results.append(row)
                 shown = "refused" if row["steps_per_s"] is None else f"{row['steps_per_s']:,.0f} steps/s"
                 print(f"{kind:8s} n_envs={n_envs:4d} vs {opponent:10s} {shown}", flush=True)
     report = {
-        "results": results, "env_kwargs": ENV_KWARGS, "seconds": args.seconds, "workers": args.workers,
+        "results": results, "env_kwargs": ENV_KWARGS, "seconds": args.seconds,
         "load_at_start": round(load, 2), "cpus": os.cpu_count(),
         "command": "python " + " ".join(sys.argv if argv is None else [sys.argv[0], *argv]),
         "date": date.today().isoformat(),

@@ -24,10 +24,11 @@ import numpy as np
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
 from allfives_env import allfives_v0
-from allfives_env.agents import make_agent
-from allfives_env.core.errors import RulesError
-from allfives_env.core.rules import Rules
-from allfives_env.seat_setup import opponent_mixture
+from allfives_env.agents import PlayerView
+from allfives_env.core.actions import is_action_id
+from allfives_env.core.errors import IllegalActionError, RulesError, short_repr
+from allfives_env.core.rules import Rules, rules_from
+from allfives_env.seat_setup import build_opponent, either, opponent_mixture
 
 LEARNERS = ("all", "one_side")
 
@@ -45,18 +46,24 @@ class AllFivesMultiAgentEnv(MultiAgentEnv):
             raise RulesError(f"AllFivesMultiAgentEnv: unknown config key(s) {unknown}; allowed: rules, reward, "
                              "episode, action_features, learners, opponents")
         rules = config.get("rules") or {}
-        self.rules = rules if isinstance(rules, Rules) else Rules.from_options(dict(rules))
+        # a mapping of rules options, as the vector env's RLlib creator takes them; a Rules as it is
+        self.rules = rules_from(None, rules) if isinstance(rules, Mapping) else rules_from(rules, {})
         self.learners = config.get("learners", "all")
         if self.learners not in LEARNERS:
-            raise RulesError(f"learners={self.learners!r} is not allowed: choose one of {list(LEARNERS)}")
-        opponents = dict(config.get("opponents") or {"random": 1.0})
-        # the envs' one checker of a mixture: finite weights >= 0 whose sum is finite and > 0
-        specs, self._opponent_weights = opponent_mixture(list(opponents), list(opponents.values()))
+            raise RulesError(f"learners={short_repr(self.learners)} is not allowed: choose {either(LEARNERS)}")
+        opponents = config.get("opponents")
+        if opponents is None:
+            opponents = {"random": 1.0}
+        # the envs' one checker of a mixture: a spec -> weight mapping here, or a spec or list as elsewhere
+        specs, self._opponent_weights = (opponent_mixture(list(opponents), list(opponents.values()))
+                                         if isinstance(opponents, Mapping) else opponent_mixture(opponents))
         self._opponent_specs = list(specs)
-        self._opponent_pool = [make_agent(spec) for spec in self._opponent_specs]  # bad specs fail here
+        # bad specs, and policies for other rules, fail here (the single-seat env's builder)
+        self._opponent_pool = [build_opponent(spec, self.rules) for spec in self._opponent_specs]
+        # reward, episode and action_features are checked by the PettingZoo env, with the envs' one message each
         self.raw = allfives_v0.raw_env(rules=self.rules, reward=config.get("reward", "win"),
                                        episode=config.get("episode", "game"),
-                                       action_features=bool(config.get("action_features", False)))
+                                       action_features=config.get("action_features", False))
         self.possible_agents = list(self.raw.possible_agents)
         self.agents = list(self.possible_agents)
         inner = self.raw.observation_space(self.possible_agents[0])["observation"]
@@ -69,6 +76,7 @@ class AllFivesMultiAgentEnv(MultiAgentEnv):
         self.action_spaces = {a: gym.spaces.Discrete(n_actions) for a in self.possible_agents}
         self._rng = np.random.default_rng()
         self._seated: dict[str, Any] = {}  # agent id -> registry agent, for seats RLlib does not play
+        self._views: dict[str, PlayerView] = {}  # agent id -> what its registry agent sees, for this game
         self._pending: dict[str, float] = {}
 
     # ------------------------------------------------------------------ RLlib API
@@ -76,7 +84,7 @@ class AllFivesMultiAgentEnv(MultiAgentEnv):
         if seed is not None:
             self._rng = np.random.default_rng(seed)
         self.raw.reset(seed=int(self._rng.integers(2**31 - 1)))
-        self._seated = {}
+        self._seated, self._views = {}, {}
         if self.learners == "one_side":
             n_sides = self.rules.num_players if not self.rules.partnership else 2
             side = int(self._rng.integers(n_sides))
@@ -85,6 +93,7 @@ class AllFivesMultiAgentEnv(MultiAgentEnv):
                     bot = self._opponent_pool[int(self._rng.choice(len(self._opponent_pool), p=self._opponent_weights))]
                     bot.reset(int(self._rng.integers(2**31 - 1)))
                     self._seated[agent_id] = bot
+                    self._views[agent_id] = self.raw.player_view(agent_id)  # a view follows its game to the end
         self.agents = [a for a in self.possible_agents if a not in self._seated]
         self._pending = {a: 0.0 for a in self.agents}
         self._play_bots()
@@ -95,9 +104,14 @@ class AllFivesMultiAgentEnv(MultiAgentEnv):
 
     def step(self, action_dict: Mapping[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
         current = self.raw.agent_selection
-        if current not in action_dict:
-            raise ValueError(f"it is {current}'s turn, but the actions are for {sorted(action_dict)}")
-        self.raw.step(int(action_dict[current]))  # an illegal action raises IllegalActionError, naming the legal ones
+        if not isinstance(action_dict, Mapping) or current not in action_dict:
+            raise IllegalActionError(f"it is {current}'s turn: give its action as {{{current!r}: action id}}, got "
+                                     f"{short_repr(action_dict)}")
+        action = action_dict[current]
+        if not is_action_id(action, self.action_spaces[current].n):  # RLlib's actions are numpy integers
+            raise IllegalActionError(f"action {short_repr(action)} of {current} is not an action id: give an integer "
+                                     f"0..{self.action_spaces[current].n - 1}")
+        self.raw.step(int(action))  # an illegal action raises IllegalActionError, naming the legal ones
         self._collect()
         self._play_bots()
         if self._over():
@@ -126,10 +140,10 @@ class AllFivesMultiAgentEnv(MultiAgentEnv):
 
     def _play_bots(self) -> None:
         """Let the registry agents move until a learner is to act or the game is over."""
-        raw = self.raw
-        while not raw.game.over and raw.agent_selection in self._seated:
+        raw, seated, views = self.raw, self._seated, self._views
+        while not raw.game.over and raw.agent_selection in seated:
             agent_id = raw.agent_selection
-            raw.step(self._seated[agent_id].act(raw.player_view(agent_id)))
+            raw.step(seated[agent_id].act(views[agent_id]))
             self._collect()
 
 
