@@ -31,7 +31,6 @@ afresh from ``seed`` and the iteration). Old checkpoint directories (``iter_<n>/
 from __future__ import annotations
 
 import argparse
-import functools
 import re
 import sys
 import time
@@ -39,18 +38,16 @@ from pathlib import Path
 from typing import Any, Optional, Sequence, TextIO
 
 from allfives_env.core.errors import short_repr
+from allfives_training.rllib.algo import build_algo_config, module_ids
 from allfives_training.rllib.config import RLLIB_CONFIG_HINT, RLlibConfig, validate_rllib_config
 from allfives_training.run_plan import ConfigKind, plan_run
 from allfives_training.runs import (
     CHECKPOINTS, checkpoint_folder, create_run_dir, resume_seed, write_run_config, write_summary,
 )
-from allfives_training.threads import one_torch_thread
 
-__all__ = ["add_train_rllib_parser", "run_train_rllib", "train_rllib", "latest_rllib_checkpoint"]
+__all__ = ["add_train_rllib_parser", "run_train_rllib", "train_rllib", "latest_rllib_checkpoint", "RLlibRun",
+           "build_algo_config"]
 
-ENV_NAME = "allfives_multiagent"
-VECTOR_ENV_NAME = "allfives_vector"
-SINGLE_MODULE = "default_policy"  # RLlib's DEFAULT_MODULE_ID: the one module of a single-agent run (one_seat)
 TRAINER = "rllib-ppo"
 _ITER = re.compile(r"^iter_(\d+)\.json$")
 _ITER_FILE = re.compile(r"^iter_(\d+)\.(?:json|safetensors)(?:\.tmp)?$")
@@ -58,129 +55,6 @@ _ITER_FILE = re.compile(r"^iter_(\d+)\.(?:json|safetensors)(?:\.tmp)?$")
 #: handlers a forked child would inherit (a child ended mid-wait then dumps Ray's "*** SIGTERM received" stack)
 EVALUATION_START = "forkserver"
 _LEARNER_PARTS = ["learner_group/learner/rl_module", "learner_group/learner/optimizer"]
-
-
-def _module_ids(cfg: RLlibConfig) -> list[str]:
-    from allfives_env.core.rules import Rules
-
-    if cfg.learners == "one_seat":
-        return [SINGLE_MODULE]
-    if cfg.policies == "shared":
-        return ["shared"]
-    rules = Rules.from_options(cfg.rules)
-    return [f"team_{side}" for side in sorted({rules.side_of(s) for s in range(rules.num_players)})]
-
-
-def _map_agent(agent_id: str, episode: Any = None, *, rules_options: dict, policies: str, **kwargs: Any) -> str:
-    """RLlib's ``policy_mapping_fn`` (a module-level function, so it pickles to the env runners)."""
-    from allfives_env.core.rules import Rules
-
-    from allfives_training.rllib.env import policy_for
-
-    return policy_for(agent_id, Rules.from_options(rules_options), policies)
-
-
-def env_config(cfg: RLlibConfig) -> dict:
-    """The env config of a run: :func:`~allfives_training.rllib.vector_env.make_vector_env`'s with
-    ``learners: one_seat``, else :class:`AllFivesMultiAgentEnv`'s."""
-    if cfg.learners == "one_seat":
-        return {"rules": dict(cfg.rules), "reward": cfg.env.reward, "episode": cfg.env.episode,
-                "action_features": cfg.env.action_features, "opponents": list(cfg.opponents),
-                "opponent_weights": [float(w) for w in cfg.opponents.values()]}
-    return {"rules": dict(cfg.rules), "reward": cfg.env.reward, "episode": cfg.env.episode,
-            "action_features": cfg.env.action_features, "learners": cfg.learners, "opponents": dict(cfg.opponents)}
-
-
-def _make_env(config: dict) -> Any:
-    from allfives_training.rllib.env import AllFivesMultiAgentEnv
-
-    one_torch_thread()
-    return AllFivesMultiAgentEnv(config)
-
-
-def _make_vector_env(config: dict) -> Any:
-    from allfives_training.rllib.vector_env import make_vector_env
-
-    one_torch_thread()
-    return make_vector_env(config)
-
-
-def _model_config(cfg: RLlibConfig) -> dict:
-    from allfives_env.core.rules import Rules
-
-    from allfives_training.rllib.module import model_config
-
-    net = cfg.network
-    return model_config(Rules.from_options(cfg.rules), net.hidden, net.activation, net.action_scorer,
-                        net.trunk_reads_features, net.score_gain)
-
-
-def _with_env(config: Any, cfg: RLlibConfig) -> Any:
-    """``config`` with the run's env, env runners and module(s): one module on the vector env of the batch
-    engine (``learners: one_seat``), or the multi-agent env's modules and policy mapping."""
-    from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
-    from ray.rllib.core.rl_module.rl_module import RLModuleSpec
-    from ray.tune.registry import register_env
-
-    from allfives_training.rllib.module import MaskedPPOModule
-
-    runners = cfg.env_runners
-    config = config.env_runners(num_env_runners=runners.num_env_runners,
-                                num_envs_per_env_runner=runners.num_envs_per_env_runner,
-                                num_cpus_per_env_runner=runners.num_cpus_per_env_runner)
-    if cfg.learners == "one_seat":
-        from allfives_training.rllib.vector_env import make_vector_env
-
-        register_env(VECTOR_ENV_NAME, _make_vector_env)
-        probe = make_vector_env({**env_config(cfg), "num_envs": 1})
-        spec = RLModuleSpec(module_class=MaskedPPOModule, observation_space=probe.single_observation_space,
-                            action_space=probe.single_action_space, model_config=_model_config(cfg))
-        probe.close()
-        # the creator returns a vector env of num_envs games (one BatchGame); RLlib's runner takes it as is
-        return (config.environment(VECTOR_ENV_NAME, env_config=env_config(cfg), disable_env_checking=True)
-                .env_runners(gym_env_vectorize_mode="vector_entry_point").rl_module(rl_module_spec=spec))
-    from allfives_training.rllib.env import AllFivesMultiAgentEnv
-
-    register_env(ENV_NAME, _make_env)
-    probe = AllFivesMultiAgentEnv(env_config(cfg))
-    obs_space = probe.observation_spaces[probe.possible_agents[0]]
-    act_space = probe.action_spaces[probe.possible_agents[0]]
-    ids = _module_ids(cfg)
-    specs = {m: RLModuleSpec(module_class=MaskedPPOModule, observation_space=obs_space, action_space=act_space,
-                             model_config=_model_config(cfg)) for m in ids}
-    mapping = functools.partial(_map_agent, rules_options=dict(cfg.rules), policies=cfg.policies)
-    return (
-        # RLlib's env pre-check steps with unmasked random actions, which this env refuses as illegal;
-        # tests/test_rllib.py checks the adapter against the MultiAgentEnv API instead
-        config.environment(ENV_NAME, env_config=env_config(cfg), disable_env_checking=True)
-        .multi_agent(policies=set(ids), policy_mapping_fn=mapping, policies_to_train=ids)
-        .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=specs))
-    )
-
-
-def build_algo_config(cfg: RLlibConfig, seed: Optional[int] = None) -> Any:
-    """The RLlib ``PPOConfig`` of a validated run config (``seed``: instead of the config's)."""
-    from ray.rllib.algorithms.ppo import PPOConfig
-
-    one_torch_thread()  # the learner trains in the driver (num_learners=0)
-    ppo = cfg.ppo
-    config = (
-        PPOConfig()
-        .learners(num_learners=0)
-        .training(lr=ppo.lr, train_batch_size_per_learner=ppo.train_batch_size,
-                  minibatch_size=ppo.minibatch_size, num_epochs=ppo.num_epochs, gamma=ppo.gamma,
-                  lambda_=ppo.lambda_, clip_param=ppo.clip_param, entropy_coeff=ppo.entropy_coeff,
-                  vf_loss_coeff=ppo.vf_loss_coeff, grad_clip=ppo.grad_clip,
-                  use_kl_loss=ppo.kl_coeff > 0, kl_coeff=ppo.kl_coeff)
-        .debugging(seed=cfg.seed if seed is None else seed)
-        # a failed env runner ends the run with its error (--resume continues from the newest checkpoint),
-        # rather than RLlib's default of restarting it up to 1000 times: those restarts hide an env that
-        # raises (the errors of restartable runners are ignored), and creating a restartable actor whose
-        # config sits in Ray's object store makes Ray log an "E ... core_worker.cc ... max_restarts > 0"
-        # line at every start that reads like a failure
-        .fault_tolerance(restart_failed_env_runners=False)
-    )
-    return _with_env(config, cfg)
 
 
 def _steps(result: dict) -> int:
@@ -263,7 +137,7 @@ class RLlibRun:
         from allfives_training.rllib.module import export_module
 
         paths = {}
-        for module_id in _module_ids(self.cfg):
+        for module_id in module_ids(self.cfg):
             path = folder / f"policy_{module_id}{tag}.npz"
             meta = {"iteration": self.iteration, "run": self.cfg.name, "module": module_id,
                     "config": self.cfg.to_dict()}
@@ -399,7 +273,7 @@ class RLlibRun:
         """Train (``resume_from``: a checkpoint of :func:`latest_rllib_checkpoint` to continue)."""
         self._start(resume_from)
         cfg = self.cfg
-        self.say(f"training in {self.run_dir}: RLlib PPO, modules {_module_ids(cfg)}, learners {cfg.learners}, "
+        self.say(f"training in {self.run_dir}: RLlib PPO, modules {module_ids(cfg)}, learners {cfg.learners}, "
                  f"{cfg.env_runners.num_env_runners} env runners x "
                  f"{cfg.env_runners.num_envs_per_env_runner} envs, {cfg.iterations} iterations of "
                  f"{cfg.ppo.train_batch_size:,} env steps")
@@ -420,7 +294,7 @@ class RLlibRun:
         from allfives_training.report import play_line, write_final, write_history
 
         ev = self.cfg.evaluation
-        policies = {m: self.run_dir / f"policy_{m}.npz" for m in _module_ids(self.cfg)}
+        policies = {m: self.run_dir / f"policy_{m}.npz" for m in module_ids(self.cfg)}
 
         def labelled(table: list[dict]) -> list[dict]:  # the report's tables have no module column
             return table if len(policies) == 1 else [{**r, "baseline": f"{r['baseline']} [{r['module']}]"}
