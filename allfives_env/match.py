@@ -30,7 +30,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from types import FrameType
-from typing import Any, Optional, Sequence
+from typing import Any, Optional, Sequence, overload
 
 from .agents.base import Agent, OracleView, PlayerView
 from .agents.registry import AgentError
@@ -93,6 +93,14 @@ def _usable_cpus() -> int:
 class _MoveTimeout(BaseException):
     """Raised by the alarm inside a move that ran past its limit. A BaseException, so that an agent's own
     ``except Exception`` does not swallow it."""
+
+
+@overload
+def check_move_time_limit(limit: float) -> float: ...
+@overload
+def check_move_time_limit(limit: None) -> None: ...
+@overload
+def check_move_time_limit(limit: Optional[float]) -> Optional[float]: ...
 
 
 def check_move_time_limit(limit: Optional[float]) -> Optional[float]:
@@ -176,6 +184,7 @@ def _failure(cls: type[AgentError], what: str, agent: Agent, seat: int, move: in
     when = "before its first move (in reset)" if move == 0 else f"at move {move} of the game"
     seed_text = ", ".join(f"{k} seed {v}" for k, v in seeds.items())
     exc = cls(f"agent {shown} in seat {seat} {what} {when} ({seed_text})")
+    # an AgentError carries these only when play raises it (not for an unknown agent): set here, not declared
     exc.agent, exc.seat, exc.move, exc.limit, exc.seeds = name, seat, move, limit, seeds  # type: ignore[attr-defined]
     return exc
 
@@ -247,7 +256,7 @@ def play_game(
     _check_seats(rules, agents, agent_seeds)
     clock = None
     if move_time_limit is not None:
-        clock = _MoveClock(check_move_time_limit(move_time_limit))  # type: ignore[arg-type]
+        clock = _MoveClock(check_move_time_limit(move_time_limit))
     limit = None if clock is None else clock.limit
     if game is None:
         game = Game(rules, seed, deal_seed=seed if deal_seed is None else deal_seed)
@@ -283,8 +292,9 @@ def play_game(
                         action = agent.act(views[seat])
                     finally:
                         clock.stop()
-            except _MoveTimeout:
-                clock.stop()  # type: ignore[union-attr]
+            except _MoveTimeout:  # raised by the clock only
+                assert clock is not None
+                clock.stop()
                 raise _failure(MoveTimeLimitError, f"took longer than the move time limit of {limit:g} s", agent, seat,
                                move, limit, seeds_of(seat)) from None
             except AllFivesError:

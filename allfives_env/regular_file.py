@@ -34,7 +34,7 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def _described(path: Path) -> str:
+def _described(path: Union[str, Path]) -> str:
     """``path`` (quoted when it holds control characters), and where it leads when it is a symbolic link."""
     text = str(path)
     if any(ord(c) < 32 for c in text):

@@ -221,7 +221,7 @@ class FrameWalk:
             "hand": self.hand_index + 1,
             "kind": ev.kind,
             "seat": getattr(ev, "seat", None),
-            "tile": ev.tile if type(ev) in (Play, Draw) else None,
+            "tile": ev.tile if isinstance(ev, (Play, Draw)) else None,
             "text": text,
             "hidden": hidden,
             "turn": turn,
@@ -247,7 +247,7 @@ class FrameWalk:
                 raise RuntimeError(f"viewer: event {k} draws {ev.tile}, the boneyard's top is {self.stock[:1]}")
             self.stock.pop(0)
             self.hands[ev.seat].add(ev.tile)
-        elif type(ev) in (Settlement, GameOver):
+        elif isinstance(ev, (Settlement, GameOver)):
             self.scores = list(ev.scores)
         return _event_texts(ev, self.names, self.tiles, self.ctx)
 

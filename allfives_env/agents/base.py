@@ -16,13 +16,29 @@ import functools
 import inspect
 import json
 import time
-from typing import Any, Optional
+from typing import Any, Optional, Protocol, runtime_checkable
 
 import numpy as np
 
 from ..core.view import OracleView, PlayerView
 
-__all__ = ["Agent", "SearchingAgent", "OracleView", "PlayerView"]
+__all__ = ["Agent", "Analyst", "Evaluator", "SearchingAgent", "OracleView", "PlayerView"]
+
+
+@runtime_checkable
+class Evaluator(Protocol):
+    """An agent that values placements (the expert, a trained policy): what a search takes as its prior.
+    ``isinstance(agent, Evaluator)`` asks whether it has the method."""
+
+    def evaluate(self, view: PlayerView, actions: list[int]) -> list[float]: ...
+
+
+@runtime_checkable
+class Analyst(Protocol):
+    """An agent that values every legal move (a search): what the web game's hints ask of it.
+    ``isinstance(agent, Analyst)`` asks whether it has the method."""
+
+    def move_scores(self, view: PlayerView, legal: list[int]) -> list[float]: ...
 
 
 class Agent:
@@ -46,7 +62,7 @@ class Agent:
     def _record_params(self, **params: Any) -> None:
         """Add parameters to :attr:`params`, leaving out those equal to the class's defaults: for a
         subclass whose base's ``__init__`` does not know all its parameters (``pimc-net``'s over ``pimc``)."""
-        defaults = _init_defaults(type(self))
+        defaults = _init_defaults(type(self))  # type: ignore[arg-type]  # a class hashes; mypy misreads type(self)'s __hash__
         self.params.update({k: v for k, v in params.items() if k not in defaults or defaults[k] != v})
 
     def reset(self, seed: Optional[int] = None) -> None:
@@ -105,7 +121,8 @@ class SearchingAgent(Agent):
 def _init_defaults(cls: type) -> dict[str, Any]:
     """The keyword defaults of ``cls.__init__``."""
     return {
-        name: p.default for name, p in inspect.signature(cls.__init__).parameters.items()
+        # ignore: mypy warns that calling __init__ on an instance is unsound; this reads a signature only
+        name: p.default for name, p in inspect.signature(cls.__init__).parameters.items()  # type: ignore[misc]
         if p.default is not inspect.Parameter.empty
     }
 

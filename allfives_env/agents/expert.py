@@ -70,6 +70,21 @@ class ExpertAgent(Agent):
     """
 
     name = "expert"
+    # the weights, as attributes (set from the parameters by __init__; read on every move)
+    w_score: float
+    w_deny: float
+    w_target: float
+    w_danger: float
+    danger_margin: float
+    w_block: float
+    w_follow: float
+    w_mobility: float
+    w_variety: float
+    w_pips: float
+    w_pips_late: float
+    w_double: float
+    late_hand: float
+    w_partner: float
 
     def __init__(
         self,

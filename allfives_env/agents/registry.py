@@ -230,7 +230,8 @@ _KINDS = {"bool": "true or false", "int": "an integer", "float": "a finite numbe
 def _param_kinds(factory: Callable[..., Agent]) -> dict[str, tuple[Optional[str], bool]]:
     """Per parameter of ``factory``: its kind ("bool", "int", "float", "str" or None for anything) and
     whether null (None) is allowed, from the annotations, else from the default value."""
-    target = factory.__init__ if isinstance(factory, type) else factory
+    # ignore: mypy warns that calling __init__ on an instance is unsound; this reads its annotations only
+    target = factory.__init__ if isinstance(factory, type) else factory  # type: ignore[misc]
     try:
         hints = typing.get_type_hints(target)
     except Exception:  # unresolvable annotations: fall back on the defaults
@@ -268,7 +269,7 @@ def _coerce(agent: str, key: str, value: Any, kind: Optional[str], nullable: boo
         "str": isinstance(value, (str, os.PathLike)),
     }[kind]
     if not ok:
-        allowed = _KINDS[kind] + (" or null" if nullable else "")  # type: ignore[index]
+        allowed = _KINDS[kind] + (" or null" if nullable else "")  # type: ignore[index]  # kind None accepts all
         shown = shown if len(shown) <= 60 else shown[:57] + "..."
         raise AgentError(f"agent {agent!r}: {key}={shown} is not allowed: give {allowed}")
     if kind == "int":
@@ -295,7 +296,8 @@ def check_agent_spec(spec: str, **params: Any) -> tuple[str, dict[str, Any]]:
     factory = _factory(name)
     signature = inspect.signature(factory)
     # Agent.__init__ takes **params only to record what subclasses were built with, not as a catch-all
-    inherits_base_init = isinstance(factory, type) and factory.__init__ is Agent.__init__
+    # ignore: mypy warns that calling __init__ on an instance is unsound; this compares it only
+    inherits_base_init = isinstance(factory, type) and factory.__init__ is Agent.__init__  # type: ignore[misc]
     accepts_any = not inherits_base_init and any(
         p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.parameters.values()
     )

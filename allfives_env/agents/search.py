@@ -38,15 +38,18 @@ draw their guesses from different random streams, so they choose alike, not iden
 from __future__ import annotations
 
 import math
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
 from ..core.game import Game
 from ..core.outcome import zero_sum_share
 from ..core.search_constants import HIDDEN_TRIES, POINTS_OVER_PIPS
-from .base import OracleView, PlayerView, SearchingAgent
+from .base import Evaluator, OracleView, PlayerView, SearchingAgent
 from .basic import tied_best
+
+if TYPE_CHECKING:  # imported where it is used (an expert rollout only), named here for the type checker
+    from .expert import ExpertAgent
 
 ROLLOUTS = ("greedy", "random", "epsilon", "expert")
 ENGINES = ("batch", "python")
@@ -115,16 +118,17 @@ class PIMCAgent(SearchingAgent):
         self.epsilon = float(epsilon)
         self.win_bonus = float(win_bonus)
         self.prior_weight = float(prior_weight)
-        self._prior = None
+        self._prior: Optional[Evaluator] = None
         # the plain expert prior is computed inside the compiled elimination (the same values, no Python call)
         self._expert_prior = prior == "expert"
         if prior != "none":
             from .registry import make_agent
 
-            self._prior = make_agent(prior, seed=seed)
-            if not hasattr(self._prior, "evaluate"):
+            prior_agent = make_agent(prior, seed=seed)
+            if not isinstance(prior_agent, Evaluator):
                 raise ValueError(f"prior={prior!r} has no evaluate(view, actions) method (try 'expert')")
-        self._rollout_expert = None
+            self._prior = prior_agent
+        self._rollout_expert: Optional[ExpertAgent] = None
         if rollout == "expert" and engine == "python":
             from .expert import ExpertAgent
 
@@ -283,7 +287,9 @@ class PIMCAgent(SearchingAgent):
         """The expert rollout's move (as the compiled ``expert_action``): the first in legal order of the
         expert's tied-best placements, so that no random tie-break separates the two engines."""
         view = PlayerView(game, game.current)
-        return tied_best(view, lambda actions: self._rollout_expert.evaluate(view, actions))[0]
+        expert = self._rollout_expert
+        assert expert is not None, "only an expert rollout on the python engine asks"
+        return tied_best(view, lambda actions: expert.evaluate(view, actions))[0]
 
 
 class PIMCSiftAgent(PIMCAgent):
@@ -349,9 +355,10 @@ class PIMCNetAgent(PIMCAgent):
             raise ValueError(f"policy_weight={policy_weight!r} is not allowed: give a finite number >= 0")
         from .registry import make_agent
 
-        self._policy = make_agent(policy, seed=seed)
-        if not hasattr(self._policy, "evaluate"):
+        policy_agent = make_agent(policy, seed=seed)
+        if not isinstance(policy_agent, Evaluator):
             raise ValueError(f"policy={policy!r} is not a trained policy agent (try 'ppo-2p' or 'ppo:path=FILE.npz')")
+        self._policy = policy_agent
         self.policy_weight = float(policy_weight)
 
     def _extra_prior_values(self, view: PlayerView, placements: list[int]) -> Optional[dict[int, float]]:

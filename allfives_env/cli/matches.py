@@ -64,7 +64,7 @@ def _seconds_type(text: str) -> float:
     allowed = f"give a number of seconds from {MIN_MOVE_TIME_LIMIT:g} to {MAX_MOVE_TIME_LIMIT:g}"
     value = read_float(text, allowed)
     try:
-        return check_move_time_limit(value)  # type: ignore[return-value]
+        return check_move_time_limit(value)
     except EvaluationError as exc:
         if MIN_MOVE_TIME_LIMIT <= value <= MAX_MOVE_TIME_LIMIT:  # in range: the platform cannot keep a limit
             raise argparse.ArgumentTypeError(str(exc)) from None

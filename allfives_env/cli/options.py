@@ -74,7 +74,7 @@ def int_type(low: int, high: int, allowed: str) -> Callable[[str], int]:
 def seed_type(text: str) -> int:
     """``--seed``: an integer, checked by the library's one rule for seeds (:func:`check_seed`)."""
     try:
-        return check_seed(_read_int(text, SEED_ALLOWED), allow_none=False)  # type: ignore[return-value]
+        return check_seed(_read_int(text, SEED_ALLOWED), allow_none=False)
     except SeedError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 

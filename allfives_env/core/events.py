@@ -3,7 +3,8 @@
 Events are ``NamedTuple`` values because the engine writes several per turn and search agents replay
 whole games: tuples are the cheapest records Python has. Each event class is a ``NamedTuple`` of its
 fields plus its ``kind``, a class constant, added by a subclass because a ``NamedTuple`` body may hold
-fields only. :func:`event_to_dict` / :func:`event_from_dict`
+fields only. The event classes are final: code tells events apart with ``type(e) is Play`` (the fastest
+test), which a subclass would slip past. :func:`event_to_dict` / :func:`event_from_dict`
 give the JSON form used by replays and ``infos``.
 
 A :class:`Draw` carries the drawn tile, which only the drawer may see: :func:`public_view` hides it
@@ -12,7 +13,7 @@ A :class:`Draw` carries the drawn tile, which only the drawer may see: :func:`pu
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, NamedTuple, Optional, Sequence, Union
+from typing import Any, ClassVar, NamedTuple, Optional, Sequence, Union, final, overload
 
 from .errors import DealError, ReplayError, short_repr
 from .tiles import TileSet
@@ -26,6 +27,7 @@ class _HandStartFields(NamedTuple):
     scores: tuple[int, ...]
 
 
+@final
 class HandStart(_HandStartFields):
     """A new hand was dealt; ``leader`` plays first. ``scores`` are per side, before the hand."""
 
@@ -41,6 +43,7 @@ class _PlayFields(NamedTuple):
     points: int
 
 
+@final
 class Play(_PlayFields):
     """``seat`` placed ``tile`` on ``slot`` (0=W, 1=E, 2=N, 3=S; a lead uses 0); the ends then counted
     ``count`` and the seat's side was credited ``points`` (0 when the count is not a multiple of 5, or the
@@ -56,6 +59,7 @@ class _DrawFields(NamedTuple):
     forced: bool
 
 
+@final
 class Draw(_DrawFields):
     """``seat`` drew ``tile`` from the boneyard (``-1`` in another seat's view). ``forced`` is True when
     the seat drew because it had no legal placement (it then holds none of the open values)."""
@@ -68,6 +72,7 @@ class _PassFields(NamedTuple):
     seat: int
 
 
+@final
 class Pass(_PassFields):
     """``seat`` could neither play nor draw."""
 
@@ -83,6 +88,7 @@ class _SettlementFields(NamedTuple):
     scores: tuple[int, ...]
 
 
+@final
 class Settlement(_SettlementFields):
     """The end of a hand. ``result`` is ``"domino"``, ``"blocked"`` or ``"target"`` (the game was won
     during the hand, no settlement made); ``pips`` per seat; ``deltas`` and ``scores`` per side."""
@@ -97,6 +103,7 @@ class _GameOverFields(NamedTuple):
     truncated: bool
 
 
+@final
 class GameOver(_GameOverFields):
     """The game ended. ``winner`` is a side, or None for a draw (possible only when ``truncated``, the
     ``max_hands`` cap, or for a single-hand episode)."""
@@ -106,7 +113,15 @@ class GameOver(_GameOverFields):
 
 
 Event = Union[HandStart, Play, Draw, Pass, Settlement, GameOver]
+#: The events of a turn: what a hand's play is made of, between its HandStart and its Settlement.
+TurnEvent = Union[Play, Draw, Pass]
 _BY_KIND = {cls.kind: cls for cls in (HandStart, Play, Draw, Pass, Settlement, GameOver)}
+
+
+@overload
+def public_view(event: TurnEvent, viewer: Optional[int]) -> TurnEvent: ...
+@overload
+def public_view(event: Event, viewer: Optional[int]) -> Event: ...
 
 
 def public_view(event: Event, viewer: Optional[int]) -> Event:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Literal, Optional, overload
 
 from .errors import SeedError, short_repr
 from .values import is_integer
@@ -12,11 +12,18 @@ from .values import is_integer
 MAX_SEED = 2**63 - 1
 
 
+@overload
+def check_seed(seed: Any, what: str = ..., *, allow_none: Literal[False]) -> int: ...
+@overload
+def check_seed(seed: Any, what: str = ..., allow_none: bool = ...) -> Optional[int]: ...
+
+
 def check_seed(seed: Any, what: str = "seed", allow_none: bool = True) -> Optional[int]:
     """``seed`` as a Python int (numpy integers accepted), or None where allowed.
 
     Raises :class:`SeedError` for anything else: negative numbers (numpy would refuse them deep inside
     its seeding), floats (``1.5`` would be a different seed than the user meant), strings and bools.
+    With ``allow_none=False`` the result is an int, and its type says so (the overloads above).
     """
     if seed is None and allow_none:
         return None

@@ -11,7 +11,7 @@ from .errors import EvaluationError
 from .statistics import mean_interval, wilson_interval
 
 
-def nan_to_none(x: float) -> Optional[float]:
+def nan_to_none(x: Optional[float]) -> Optional[float]:
     """A figure for JSON: NaN (and None) as None, anything else as a float."""
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
 

@@ -220,7 +220,7 @@ class _Pool:
     @staticmethod
     def _started(others: set[Any]) -> dict[int, Any]:
         """This process's children, by pid, that are not in ``others``: the workers the executor started."""
-        return {p.pid: p for p in multiprocessing.active_children() if p not in others}
+        return {p.pid: p for p in multiprocessing.active_children() if p not in others and p.pid is not None}
 
     def _fill(self) -> None:
         while len(self._pending) < self._window:
@@ -367,4 +367,5 @@ def run_matchups(
                 bar.close()
     except _WorkerDeath as death:
         raise _worker_died(death, matchups, results, total_games, move_time_limit) from None
+    # every slot is filled here (played yields each set once, or the run raised): no None is left
     return [[r for rs in per_matchup for r in rs] for per_matchup in results]  # type: ignore[union-attr]

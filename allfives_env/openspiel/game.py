@@ -79,7 +79,7 @@ class AllFivesGame(pyspiel.Game):
         """At most one chance node per tile and one leader pick per hand."""
         return max_chance_nodes(self.config)
 
-    def deserialize_state(self, text: str) -> "AllFivesState":  # type: ignore[override]
+    def deserialize_state(self, text: str) -> "AllFivesState":
         """The state ``state.serialize()`` wrote; :class:`ReplayError` for a corrupt string or one of a game
         with other parameters."""
         _, history = parse_state(text, expected=self.config)
@@ -133,7 +133,7 @@ class AllFivesState(pyspiel.State):
         return position_summary(self.track)
 
     # ------------------------------------------------------------------ extras
-    def serialize(self) -> str:  # type: ignore[override]
+    def serialize(self) -> str:
         """Plain JSON: the game parameters and the action history (see the module doc)."""
         return self.track.serialize()
 

@@ -101,7 +101,7 @@ class AllFivesObserver:
         P = self.config.rules.num_players
         if game is None:
             if "hand" in self.dict:
-                h = int(self.config.rules.hand_size)  # type: ignore[arg-type]
+                h = self.config.rules.hand_size
                 for i, t in enumerate(track.deal_so_far()):
                     if i // h == player:
                         self.dict["hand"][t] = 1.0
@@ -121,12 +121,11 @@ class AllFivesObserver:
         start = game.hand_records[-1].first_event + 1 if game.hand_records else len(game.events)
         r = 0
         for e in game.events[start:]:
-            kind = type(e)
-            if kind is Play:
+            if type(e) is Play:
                 col, tile, slot = 0, e.tile, e.slot
-            elif kind is Draw:
+            elif type(e) is Draw:
                 col, tile, slot = (1 if e.forced else 2), (e.tile if e.seat == player else -1), -1
-            elif kind is Pass:
+            elif type(e) is Pass:
                 col, tile, slot = 3, -1, -1
             else:
                 continue
@@ -181,11 +180,10 @@ def event_lines(game: Game, player: int, private: bool = True) -> list[str]:
     viewer = player if private else None
     lines = []
     for e in game.events:
-        kind = type(e)
-        if kind is Draw:
+        if type(e) is Draw:
             e = public_view(e, viewer)
         lines.append(_event_line(e, max_pip))
-        if kind is HandStart and private:
+        if type(e) is HandStart and private:
             deal = game.hand_records[e.hand - 1].hands[player]
             lines.append(f"you were dealt {_names(tiles, sorted(deal))}")
     return lines
@@ -200,7 +198,7 @@ def _pending_lines(track: Track, player: int, private: bool) -> list[str]:
     lines = []
     dealt = track.deal_so_far()
     if dealt:
-        h = int(track.rules.hand_size)  # type: ignore[arg-type]
+        h = track.rules.hand_size
         mine = sorted(t for i, t in enumerate(dealt) if i // h == player) if private else []
         lines.append(f"dealing: {len(dealt)} tiles dealt, yours so far {_names(tiles, mine)}")
     node = track.game.chance_node
@@ -227,7 +225,7 @@ def observation_string(track: Track, player: int, private: bool = True, public: 
     tiles = tile_set(track.rules.max_pip)
     if game is None:
         dealt = track.deal_so_far()
-        h = int(track.rules.hand_size)  # type: ignore[arg-type]
+        h = track.rules.hand_size
         mine = sorted(t for i, t in enumerate(dealt) if i // h == player) if private else []
         return f"seat {player} | dealing hand 1 | yours so far {_names(tiles, mine)}"
     parts = [f"seat {player}"]

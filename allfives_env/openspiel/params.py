@@ -71,7 +71,11 @@ class GameConfig:
     @property
     def hands(self) -> int:
         """The most hands an episode can last."""
-        return 1 if self.episode == "hand" else int(self.rules.max_hands)  # type: ignore[arg-type]
+        if self.episode == "hand":
+            return 1
+        cap = self.rules.max_hands
+        assert cap is not None, "a python_allfives game always has a hand cap (OpenSpiel needs a finite game)"
+        return cap
 
     def as_dict(self) -> dict[str, Any]:
         """The parameters as OpenSpiel takes them."""

@@ -48,11 +48,11 @@ def search_game(rules: Rules, scores: tuple[int, ...], scored: tuple[bool, ...],
 def hand_start_scores(view: PlayerView) -> tuple[tuple[int, ...], tuple[bool, ...]]:
     """The sides' scores when the current hand began, and which sides had scored by then (public)."""
     events = view.events
-    starts = [i for i, e in enumerate(events) if type(e) is HandStart]
-    first, last = events[starts[0]], events[starts[-1]]
+    starts = [(i, e) for i, e in enumerate(events) if type(e) is HandStart]
+    first, (last_at, last) = starts[0][1], starts[-1]
     scored = [s != 0 for s in first.scores]
     side_of = view.side_of
-    for e in events[:starts[-1]]:
+    for e in events[:last_at]:
         if type(e) is Play and e.points > 0:
             scored[side_of[e.seat]] = True
     return tuple(last.scores), tuple(scored)

@@ -41,7 +41,8 @@ def transcript_of(track: Track, player: int) -> HandTranscript:
     game = track.game
     assert game is not None
     record = game.hand_records[-1]
-    events = tuple(public_view(e, player) for e in game.events[record.first_event + 1:] if type(e) in (Play, Draw, Pass))
+    turns = (e for e in game.events[record.first_event + 1:] if isinstance(e, (Play, Draw, Pass)))
+    events = tuple(public_view(e, player) for e in turns)
     return HandTranscript(track.rules, player, record.leader, tuple(sorted(record.hands[player])), events,
                           record.hand == 1)
 

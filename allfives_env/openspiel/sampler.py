@@ -29,7 +29,7 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 
 from ..core.board import Board
-from ..core.events import Draw, Event, HandStart, Pass, Play
+from ..core.events import Draw, Event, HandStart, Pass, Play, TurnEvent
 from ..core.rules import Rules
 from ..core.tiles import tile_set
 
@@ -46,7 +46,7 @@ class HandTranscript:
     seat: int
     leader: int
     own_deal: tuple[int, ...]
-    events: tuple[Event, ...]
+    events: tuple[TurnEvent, ...]
     first_hand: bool
 
 
@@ -62,9 +62,8 @@ class HandGuess:
 def transcript_from_events(rules: Rules, seat: int, events: Sequence[Event], hand: Sequence[int]) -> HandTranscript:
     """The transcript of the last hand in ``events`` (a public log as ``seat`` sees it) given ``seat``'s
     current ``hand``: the deal is the hand plus what it played minus what it drew since."""
-    start = max(i for i, e in enumerate(events) if type(e) is HandStart)
-    head = events[start]
-    body = tuple(e for e in events[start + 1:] if type(e) in (Play, Draw, Pass))
+    start, head = [(i, e) for i, e in enumerate(events) if type(e) is HandStart][-1]
+    body = tuple(e for e in events[start + 1:] if isinstance(e, (Play, Draw, Pass)))
     played = {e.tile for e in body if type(e) is Play and e.seat == seat}
     drawn = {e.tile for e in body if type(e) is Draw and e.seat == seat}
     deal = (set(hand) | played) - drawn
@@ -143,7 +142,7 @@ def _plans(tr: HandTranscript) -> tuple[dict[int, _SeatPlan], list[int], set[int
     """Per other seat its plan; the unseen pool; the tiles on the table; the observer's own draws."""
     r = tr.rules
     tiles = tile_set(r.max_pip)
-    h = int(r.hand_size)  # type: ignore[arg-type]
+    h = r.hand_size
     n = r.num_players
     board = Board(tiles, r.spinner_sides_first, r.spinner_count)
     plans = {s: _SeatPlan(h) for s in range(n) if s != tr.seat}
@@ -152,8 +151,7 @@ def _plans(tr: HandTranscript) -> tuple[dict[int, _SeatPlan], list[int], set[int
     own_draws: dict[int, int] = {}
     events = tr.events
     for i, e in enumerate(events):
-        kind = type(e)
-        if kind is Play:
+        if type(e) is Play:
             board.place(e.tile, e.slot)
             on_table.add(e.tile)
             if e.seat == tr.seat:
@@ -163,13 +161,13 @@ def _plans(tr: HandTranscript) -> tuple[dict[int, _SeatPlan], list[int], set[int
                 plans[e.seat].size_now -= 1
             continue
         if e.seat == tr.seat:
-            if kind is Draw:
+            if type(e) is Draw:
                 own.add(e.tile)
                 own_draws[i] = e.tile
             continue
         plan = plans[e.seat]
         opens = board.open_values_mask()
-        if kind is Pass:
+        if type(e) is Pass:
             plan.checks.append((float(i), opens))
             continue
         plan.size_now += 1
@@ -274,10 +272,9 @@ def hand_actions(tr: HandTranscript, guess: HandGuess, picks: Sequence[int], dra
         out.extend(sorted(hand))
     out.extend(picks)
     for i, e in enumerate(tr.events):
-        kind = type(e)
-        if kind is Play:
+        if type(e) is Play:
             out.append(e.tile * 4 + e.slot)
-        elif kind is Draw:
+        elif type(e) is Draw:
             if not e.forced:
                 out.append(draw_action)
             out.append(guess.draws[i])

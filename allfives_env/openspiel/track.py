@@ -101,7 +101,9 @@ class Track:
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
         """(outcome, probability) pairs of the chance node, ascending: the core's, as action ids and floats."""
-        shift = self.rules.tile_count if self.game.chance_node.kind == "pick" else 0  # type: ignore[union-attr]
+        node = self.game.chance_node
+        assert node is not None, "chance outcomes are asked at a chance node"
+        shift = self.rules.tile_count if node.kind == "pick" else 0
         return [(o + shift, float(p)) for o, p in self.game.chance_outcomes()]
 
     def deal_so_far(self) -> tuple[int, ...]:

@@ -275,7 +275,9 @@ def _write_atomically(path: PathLike, arrays: Mapping[str, np.ndarray]) -> Path:
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
     buf = io.BytesIO()
-    np.savez(buf, **arrays)
+    # ignore: numpy's stub fears a key named allow_pickle (a bool keyword there); the keys are array names,
+    # and passing allow_pickle=False would store it as an array under numpy < 2.1
+    np.savez(buf, **arrays)  # type: ignore[arg-type]
     tmp = out.with_name(out.name + ".tmp")
     tmp.write_bytes(buf.getvalue())
     os.replace(tmp, out)

@@ -101,7 +101,8 @@ def _limiter(request: Request, name: str, threads: int) -> anyio.CapacityLimiter
     loop = asyncio.get_running_loop()
     limiters = getattr(state, "limiters", None)
     if limiters is None or limiters[0] is not loop:
-        limiters = state.limiters = (loop, {})
+        fresh: dict[str, anyio.CapacityLimiter] = {}
+        limiters = state.limiters = (loop, fresh)
     if name not in limiters[1]:
         limiters[1][name] = anyio.CapacityLimiter(threads)
     return limiters[1][name]
@@ -340,7 +341,7 @@ def hint_answer(session: Session, spec: str, legal: list[int], values: list[floa
     the move buttons name them (a lead as ``3-0 lead``)."""
     names = {m["action"]: m["name"] for m in legal_moves(session.game, session.seat)}
     finite = [v if math.isfinite(v) else None for v in values]
-    best = max(range(len(legal)), key=lambda i: -float("inf") if finite[i] is None else finite[i])
+    best = max(range(len(legal)), key=lambda i: -math.inf if not math.isfinite(values[i]) else values[i])
     moves = [{"action": a, "name": names.get(a, str(a)), "value": None if v is None else round(v, 2),
               "dropped": v is None} for a, v in zip(legal, finite)]
     return {"agent": spec, "moves": moves, "best": legal[best], "best_name": names.get(legal[best], str(legal[best]))}

@@ -8,6 +8,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
+from ..agents.base import Analyst
 from ..agents.registry import agent_names, describe_agents, make_agent
 from ..core.errors import AllFivesError
 from ..core.options import OPTIONS
@@ -34,7 +35,7 @@ def _agent_entry(name: str, description: str) -> dict[str, Any]:
     if agent.uses_hidden_information:
         entry["why"] = "reads the other hands: analysis only, not offered as an opponent"
         return entry
-    entry["analyst"] = callable(getattr(agent, "move_scores", None))
+    entry["analyst"] = isinstance(agent, Analyst)
     for players in (2, 3, 4):
         try:
             build_agent(name, 0, Rules.from_options({"num_players": players}))
@@ -84,4 +85,6 @@ def warm_up(analyst: str = "pimc-sift") -> None:
     while len(game.legal) < 2 and not game.over:
         game.step(game.legal[0])
     if not game.over:
-        make_agent(analyst, seed=0).move_scores(PlayerView(game, game.current), sorted(game.legal))
+        agent = make_agent(analyst, seed=0)
+        assert isinstance(agent, Analyst), f"{analyst} values no moves: warm up a search agent"
+        agent.move_scores(PlayerView(game, game.current), sorted(game.legal))

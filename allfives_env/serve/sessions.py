@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
-from ..agents.base import Agent, PlayerView
+from ..agents.base import Agent, Analyst, PlayerView
 from ..agents.registry import check_agent_rules, make_agent
 from ..core.errors import AgentError, short_repr
 from ..core.game import Game
@@ -72,7 +72,7 @@ class Session:
     agents: dict[int, Agent]
     table: LiveTable
     touched: float
-    analysts: dict[str, Agent] = field(default_factory=dict)
+    analysts: dict[str, Analyst] = field(default_factory=dict)
     _busy: threading.Lock = field(default_factory=threading.Lock)
 
     @contextmanager
@@ -111,11 +111,11 @@ class Session:
         self.game.step(self.agents[seat].act(PlayerView(self.game, seat)))
         self.table.update()
 
-    def analyst(self, spec: str) -> Agent:
+    def analyst(self, spec: str) -> Analyst:
         """The search agent ``spec`` of this game's analyses (built once, seeded from the game)."""
         if spec not in self.analysts:
             agent = build_agent(spec, agent_seed(self.seed, self.game.num_players + len(self.analysts)), self.game.rules)
-            if not callable(getattr(agent, "move_scores", None)):
+            if not isinstance(agent, Analyst):
                 raise AgentError(f"agent {short_repr(spec)} gives no value per move: choose a search agent "
                                  "(pimc-sift, pimc, pimc-net)")
             self.analysts[spec] = agent
