@@ -50,6 +50,7 @@ class SingleSeatEnvConfig(EnvConfig):
     """The single-seat env the learner plays (:class:`allfives_env.single_seat.AllFivesSingleSeatEnv`): the shared
     env keys and the learner's seat and partner."""
 
+    place_after = {"seat": "episode", "partner": "seat"}
     seat: Optional[int] = setting(None, optional(integer(0, MAX_SEAT)))
     """the learner's seat; null = random each episode"""
     partner: Optional[str] = setting(None, optional(text))
@@ -124,6 +125,7 @@ class PPOConfig(Section):
 class TrainEvaluationConfig(EvaluationConfig):
     """The shared evaluation keys, and one that only this trainer has: an evaluation before the first step."""
 
+    place_after = {"at_start": "every"}
     at_start: bool = setting(True, boolean)
     """also evaluate the untrained policy (the curve's first point)"""
 

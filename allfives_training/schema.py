@@ -283,18 +283,33 @@ def _key(f: dataclasses.Field) -> str:
     return f.metadata.get("key") or f.name
 
 
+def _fields(cls: Any) -> list[dataclasses.Field]:
+    """The fields of a section class, in the order of its YAML keys: a dataclass lists a base's fields before a
+    subclass's own, so a subclass that adds keys to a shared section (:mod:`allfives_training.sections`) names
+    in ``place_after`` the key each of its own goes after, to keep the order its config always had."""
+    fields = list(dataclasses.fields(cls))
+    for name, anchor in getattr(cls, "place_after", {}).items():
+        moved = next(f for f in fields if f.name == name)
+        fields.remove(moved)
+        fields.insert(next(i for i, f in enumerate(fields) if f.name == anchor) + 1, moved)
+    return fields
+
+
 class Section:
     """Base of the config dataclasses (see the module docstring)."""
+
+    #: a subclass's own key -> the key it follows in YAML order (see :func:`_fields`)
+    place_after: dict[str, str] = {}
 
     @classmethod
     def keys(cls) -> list[str]:
         """The YAML keys of this section, in order."""
-        return [_key(f) for f in dataclasses.fields(cls)]  # type: ignore[arg-type]
+        return [_key(f) for f in _fields(cls)]
 
     def to_dict(self) -> dict[str, Any]:
         """The section as a plain mapping of YAML keys, in order (nested sections too; values copied)."""
         out: dict[str, Any] = {}
-        for f in dataclasses.fields(self):  # type: ignore[arg-type]
+        for f in _fields(self):
             value = getattr(self, f.name)
             out[_key(f)] = value.to_dict() if isinstance(value, Section) else copy.deepcopy(value)
         return out
@@ -311,7 +326,7 @@ def _merge(cls: type[S], given: Mapping[str, Any], prefix: str, where: str,
     """``given`` over the defaults of ``cls`` (made by ``defaults``, the section field's factory, when given);
     refuses unknown keys and sections that are not mappings."""
     out = (defaults or cls)()
-    by_key = {_key(f): f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    by_key = {_key(f): f for f in _fields(cls)}
     for key, value in given.items():
         if not isinstance(key, str) or key not in by_key:
             raise _unknown(str(key), sorted(by_key), f"{where}{prefix[:-1]}: " if prefix else where)
@@ -329,7 +344,7 @@ def _merge(cls: type[S], given: Mapping[str, Any], prefix: str, where: str,
 
 
 def _convert(cfg: Section, prefix: str, where: str) -> None:
-    for f in dataclasses.fields(cfg):  # type: ignore[arg-type]
+    for f in _fields(cfg):
         value, dotted = getattr(cfg, f.name), prefix + _key(f)
         if f.metadata.get("section") is not None:
             _convert(value, dotted + ".", where)
@@ -338,7 +353,7 @@ def _convert(cfg: Section, prefix: str, where: str) -> None:
 
 
 def _check(cfg: Section, prefix: str, where: str) -> None:
-    for f in dataclasses.fields(cfg):  # type: ignore[arg-type]
+    for f in _fields(cfg):
         value, dotted = getattr(cfg, f.name), prefix + _key(f)
         if f.metadata.get("section") is not None:
             _check(value, dotted + ".", where)

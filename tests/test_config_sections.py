@@ -75,3 +75,14 @@ def test_a_section_default_that_names_no_key_is_a_declaration_error() -> None:
 
     with pytest.raises(TypeError, match=r"CheckpointConfig has no fields \['evry'\]"):
         section(sections.CheckpointConfig, evry=5)
+
+
+def test_the_keys_a_trainer_adds_to_a_shared_section_keep_their_place() -> None:
+    """``--print-config`` and a run's config.yaml list a section's keys in the order its config always had."""
+    sb3 = TrainConfig().to_dict()
+    assert list(sb3["env"]) == ["reward", "episode", "seat", "partner", "action_features"]
+    assert list(sb3["evaluation"]) == ["every", "at_start", "games", "final_games", "baselines", "processes", "seed",
+                                       "replays"]
+    assert list(RLlibConfig().to_dict()["evaluation"]) == [k for k in sb3["evaluation"] if k != "at_start"]
+    with pytest.raises(ConfigError, match="evaluation.at_start: must be true or false"):  # checked in that order too
+        validate_config({"evaluation": {"games": 0, "at_start": 1}})
