@@ -41,8 +41,8 @@ from allfives_env.regular_file import read_regular_file
 from allfives_training.schema import ConfigError
 
 __all__ = ["FORMAT", "CheckpointError", "atomic_write", "write_tensors", "read_tensors", "write_json", "read_json",
-           "newest_state", "prune", "commit_checkpoint", "need", "check_header", "split_optimizer", "restore_optimizer", "module_tensors",
-           "check_module", "old_format_error", "optimizer_state_spec"]
+           "newest_state", "prune", "commit_checkpoint", "need", "check_header", "split_optimizer", "restore_optimizer",
+           "module_tensors", "check_module", "old_format_error", "optimizer_state_spec"]
 
 FORMAT = "allfives-checkpoint/1"
 MAX_JSON_BYTES = 256 << 20

@@ -11,11 +11,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from allfives_training.runs import CHECKPOINT_FILE, CHECKPOINT_STATE, CHECKPOINTS, resume_seed
+from allfives_training.runs import (
+    CHECKPOINT_FILE, CHECKPOINT_STATE, CHECKPOINTS, check_snapshots, not_resumed, resume_seed,
+)
 from allfives_training.sections import NetworkConfig
 from allfives_training.threads import one_torch_thread
 
-__all__ = ["build_model", "make_logger", "restore_model", "save_model", "diverged"]
+__all__ = ["build_model", "make_logger", "read_resume", "restore_model", "save_model", "diverged"]
 
 
 def _policy_kwargs(net: NetworkConfig, rules: Any) -> dict:
@@ -63,6 +65,20 @@ def make_logger(tensorboard: bool, run_dir: Path) -> Any:
     if tensorboard:
         return configure(str(run_dir / "tb"), ["tensorboard"])
     return Logger(folder=None, output_formats=[])
+
+
+def read_resume(league: Any, rules: Any, run_dir: Path, step: int, tensors_path: Path, state: dict) -> dict:
+    """Everything a resume reads besides its state file, read and checked before any env, worker or model
+    exists: the league snapshots the run will play, and the tensors (their SHA-256 against the state's).
+    A damaged file is a CheckpointError naming it and the run's older checkpoints."""
+    from allfives_training.checkpoint import CheckpointError, read_tensors
+
+    json_path = tensors_path.with_suffix(".json")
+    try:
+        check_snapshots(league, rules, json_path)
+        return read_tensors(tensors_path, state["model"]["sha256"], json_path)
+    except CheckpointError as exc:
+        raise not_resumed(exc, run_dir, step) from None
 
 
 def restore_model(model: Any, tensors: dict, step: int, tensors_path: Path, state: dict, seed: int) -> None:

@@ -19,10 +19,11 @@ from typing import Any, Optional, TextIO
 
 from allfives_training.config import TrainConfig, rollout_size
 from allfives_training.runs import (
-    DEMONSTRATIONS, TRAINER, atomic_write, check_snapshots, create_run_dir, latest_checkpoint, not_resumed,
-    write_run_config, write_summary,
+    DEMONSTRATIONS, TRAINER, atomic_write, create_run_dir, latest_checkpoint, write_run_config, write_summary,
 )
-from allfives_training.sb3_model import build_model, diverged, make_logger, restore_model, save_model
+from allfives_training.sb3_model import (
+    build_model, diverged, make_logger, read_resume, restore_model, save_model,
+)
 from allfives_training.schema import ConfigError
 
 MAX_REPORT_BYTES = 1 << 20  # evaluation.md, shown when a finished run is resumed
@@ -71,17 +72,7 @@ class Trainer:
         self._resume_tensors = None if resume is None else self._load_resume(*resume)
 
     def _load_resume(self, step: int, tensors_path: Path, state: dict) -> dict:
-        """Everything a resume reads besides its state file, read and checked before any env, worker or model
-        exists: the league snapshots the run will play, and the tensors (their SHA-256 against the state's).
-        A damaged file is a CheckpointError naming it and the run's older checkpoints."""
-        from allfives_training.checkpoint import CheckpointError, read_tensors
-
-        json_path = tensors_path.with_suffix(".json")
-        try:
-            check_snapshots(self.league, self.rules, json_path)
-            return read_tensors(tensors_path, state["model"]["sha256"], json_path)
-        except CheckpointError as exc:
-            raise not_resumed(exc, self.run_dir, step) from None
+        return read_resume(self.league, self.rules, self.run_dir, step, tensors_path, state)
 
     # ------------------------------------------------------------------ building (allfives_training/sb3_model.py)
     def _make_vec_env(self) -> Any:

@@ -62,5 +62,6 @@ def test_the_rule_is_set_in_one_place() -> None:
 def test_both_trainers_start_their_torch_work_through_the_rule() -> None:
     for module in ("sb3_model.py", "rllib/algo.py"):  # where MaskablePPO and RLlib's PPO are built
         tree = ast.parse((TRAINING / module).read_text())
-        calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "one_torch_thread"]
+        calls = [n for n in ast.walk(tree)
+                 if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "one_torch_thread"]
         assert calls, f"{module} does not call one_torch_thread"

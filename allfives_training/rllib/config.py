@@ -4,8 +4,8 @@ Declared and checked like the stable-baselines3 config (:mod:`allfives_training.
 :mod:`allfives_training.config`), one field, one default, one docstring; the sections both share (env,
 network, evaluation, checkpoint, output) and the run's name, seed, rules and opponents are declared once
 (:mod:`allfives_training.sections`), here with RLlib's defaults. Unknown keys, wrong types and out-of-range
-values fail with the file, the dotted key, the value and what is allowed. Files and ``--set`` values are read and bounded
-exactly as there (UTF-8, safe YAML, finite numbers, seeds below 2**32, bounded integers).
+values fail with the file, the dotted key, the value and what is allowed. Files and ``--set`` values are read
+and bounded exactly as there (UTF-8, safe YAML, finite numbers, seeds below 2**32, bounded integers).
 
 Every key has a sensible range, not only a type, because a run starts Ray and trains for minutes before a
 nonsense value would show: the learning rate is at most 1 (``ppo.lr=1e300`` overflows float32 on the first
