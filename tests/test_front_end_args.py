@@ -9,6 +9,7 @@ front end took it.
 
 from __future__ import annotations
 
+import importlib.util
 import math
 from typing import Any, Callable
 
@@ -18,7 +19,7 @@ import pytest
 
 import allfives_env  # noqa: F401  (registers AllFives-v0)
 from allfives_env import allfives_v0
-from allfives_env.core.errors import AgentError, AllFivesError, IllegalActionError, RulesError
+from allfives_env.core.errors import AgentError, AllFivesError, BatchError, IllegalActionError, RulesError
 from allfives_env.single_seat import AllFivesSingleSeatEnv
 
 
@@ -136,23 +137,22 @@ def test_rllib_multi_agent_env_refuses_bad_rules_and_actions_with_typed_errors()
     assert env.raw.agent_selection == agent
 
 
-def test_rllib_multi_agent_opponents_play_what_a_seat_may_see() -> None:
-    """The registry agents the env plays keep one view of their seat for the whole game and move as before:
-    a seeded episode replays the same moves."""
-    pytest.importorskip("ray.rllib")
-    from allfives_training.rllib.env import AllFivesMultiAgentEnv
+@pytest.mark.parametrize("count", ["x", 2.5, 0, True])
+def test_a_bad_number_of_games_gets_one_typed_error_from_every_batch_front_end(count: Any) -> None:
+    """The vector env, the SB3 adapter and RLlib's creator all leave the count to the vector env's check
+    (RLlib's creator read it with int() before: 2.5 became 2, 'x' a bare ValueError)."""
+    pytest.importorskip("stable_baselines3")
+    from allfives_training.batch_vec_env import BatchSingleSeatVecEnv
 
-    def moves(seed: int) -> list[tuple[int, ...]]:
-        env = AllFivesMultiAgentEnv({"rules": {"num_players": 3}, "learners": "one_side",
-                                     "opponents": {"greedy": 1.0, "expert": 1.0}})
-        obs, _ = env.reset(seed=seed)
-        rng = np.random.default_rng(seed)
-        while True:
-            agent = next(iter(obs))
-            legal = np.flatnonzero(obs[agent]["action_mask"])
-            obs, _, terminated, truncated, _ = env.step({agent: int(rng.choice(legal))})
-            if terminated["__all__"] or truncated["__all__"]:
-                return [tuple(e) for e in env.raw.game.played]
+    makers = [lambda: gymnasium.make_vec("AllFives-v0", num_envs=count, vectorization_mode="vector_entry_point"),
+              lambda: BatchSingleSeatVecEnv(count)]
+    if importlib.util.find_spec("ray") is not None:
+        from allfives_training.rllib.vector_env import make_vector_env
 
-    assert moves(4) == moves(4)
-    assert moves(4) != moves(5)
+        makers.append(lambda: make_vector_env({"num_envs": count}))
+    refusals = set()
+    for make in makers:
+        with pytest.raises(BatchError) as caught:
+            make()
+        refusals.add(str(caught.value))
+    assert len(refusals) == 1 and "num_envs=" in refusals.pop()

@@ -24,7 +24,6 @@ import numpy as np
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 
 from allfives_env import allfives_v0
-from allfives_env.agents import PlayerView
 from allfives_env.core.actions import is_action_id
 from allfives_env.core.errors import IllegalActionError, RulesError, short_repr
 from allfives_env.core.rules import Rules, rules_from
@@ -76,7 +75,6 @@ class AllFivesMultiAgentEnv(MultiAgentEnv):
         self.action_spaces = {a: gym.spaces.Discrete(n_actions) for a in self.possible_agents}
         self._rng = np.random.default_rng()
         self._seated: dict[str, Any] = {}  # agent id -> registry agent, for seats RLlib does not play
-        self._views: dict[str, PlayerView] = {}  # agent id -> what its registry agent sees, for this game
         self._pending: dict[str, float] = {}
 
     # ------------------------------------------------------------------ RLlib API
@@ -84,7 +82,7 @@ class AllFivesMultiAgentEnv(MultiAgentEnv):
         if seed is not None:
             self._rng = np.random.default_rng(seed)
         self.raw.reset(seed=int(self._rng.integers(2**31 - 1)))
-        self._seated, self._views = {}, {}
+        self._seated = {}
         if self.learners == "one_side":
             n_sides = self.rules.num_players if not self.rules.partnership else 2
             side = int(self._rng.integers(n_sides))
@@ -93,7 +91,6 @@ class AllFivesMultiAgentEnv(MultiAgentEnv):
                     bot = self._opponent_pool[int(self._rng.choice(len(self._opponent_pool), p=self._opponent_weights))]
                     bot.reset(int(self._rng.integers(2**31 - 1)))
                     self._seated[agent_id] = bot
-                    self._views[agent_id] = self.raw.player_view(agent_id)  # a view follows its game to the end
         self.agents = [a for a in self.possible_agents if a not in self._seated]
         self._pending = {a: 0.0 for a in self.agents}
         self._play_bots()
@@ -140,10 +137,10 @@ class AllFivesMultiAgentEnv(MultiAgentEnv):
 
     def _play_bots(self) -> None:
         """Let the registry agents move until a learner is to act or the game is over."""
-        raw, seated, views = self.raw, self._seated, self._views
-        while not raw.game.over and raw.agent_selection in seated:
+        raw = self.raw
+        while not raw.game.over and raw.agent_selection in self._seated:
             agent_id = raw.agent_selection
-            raw.step(seated[agent_id].act(views[agent_id]))
+            raw.step(self._seated[agent_id].act(raw.player_view(agent_id)))
             self._collect()
 
 

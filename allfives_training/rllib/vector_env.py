@@ -70,6 +70,7 @@ def make_vector_env(config: Mapping[str, Any]) -> MaskInObservation:
                          + ", ".join(VECTOR_KEYS))
     if isinstance(config.get("rules"), Mapping):
         config["rules"] = Rules.from_options(dict(config["rules"]))
-    env = gymnasium.make_vec("AllFives-v0", num_envs=int(num_envs), vectorization_mode="vector_entry_point",
+    # num_envs as given: the vector env checks it (an integer 1..MAX_GAMES), with the message the other front ends give
+    env = gymnasium.make_vec("AllFives-v0", num_envs=num_envs, vectorization_mode="vector_entry_point",
                              autoreset_mode="next_step", **config)
     return MaskInObservation(env)
