@@ -69,10 +69,9 @@ class Trainer:
         self.model: Any = None
         self.vec_env: Any = None
         self.callback: Any = None
-        self._resume_tensors = None if resume is None else self._load_resume(*resume)
-
-    def _load_resume(self, step: int, tensors_path: Path, state: dict) -> dict:
-        return read_resume(self.league, self.rules, self.run_dir, step, tensors_path, state)
+        # read and checked before any env, worker or model exists: a refused resume starts nothing
+        self._resume_tensors = (None if resume is None
+                                else read_resume(self.league, self.rules, self.run_dir, *resume))
 
     # ------------------------------------------------------------------ building (allfives_training/sb3_model.py)
     def _make_vec_env(self) -> Any:
@@ -104,12 +103,9 @@ class Trainer:
     def restore(self, step: int, tensors_path: Path, state: dict) -> None:
         """Copy a checkpoint (checked, without pickle) into the freshly built model."""
         tensors = (self._resume_tensors if self._resume_tensors is not None
-                   else self._load_resume(step, tensors_path, state))
+                   else read_resume(self.league, self.rules, self.run_dir, step, tensors_path, state))
         restore_model(self.model, tensors, step, tensors_path, state, self.cfg.seed)
         self._resume_tensors = None  # loaded: the memory is the model's now
-
-    def _diverged(self) -> bool:
-        return diverged(self.model)
 
     def _divergence(self) -> ConfigError:
         """The error for a run whose weights became inf/nan; no checkpoint is written from such weights."""
@@ -218,7 +214,7 @@ class Trainer:
     def checkpoint(self, step: int, finished: bool = False) -> Path:
         """Save the weights and optimizer tensors (safetensors), then the run state (JSON, the commit point);
         keep the newest ``checkpoint.keep``. Weights that became inf/nan are never saved."""
-        if self._diverged():
+        if diverged(self.model):
             raise self._divergence()
         path = save_model(self.model, self.run_dir, step, self.state(step, finished), self.cfg.checkpoint.keep)
         self.last_ckpt = step
@@ -274,7 +270,7 @@ class Trainer:
             interrupted = True
         except BaseException as exc:
             self.vec_env.close()
-            if isinstance(exc, (ValueError, RuntimeError)) and self._diverged():
+            if isinstance(exc, (ValueError, RuntimeError)) and diverged(self.model):
                 raise self._divergence() from None
             raise
         finally:
