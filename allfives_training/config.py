@@ -154,12 +154,13 @@ class TrainConfig(Section):
     """learner env steps (decisions) to train for"""
     n_envs: int = setting(32, integer(1, MAX_ENVS))
     """parallel envs (n_envs x ppo.n_steps at most 10,000,000)"""
-    vec_env: str = setting(VEC_ENV_KINDS[0], choice(*VEC_ENV_KINDS))
-    """one of allfives_training/vec_env.py's VEC_ENV_KINDS, by default the first it lists: batched | subproc
-    (n_envs <= 256) | dummy | batch: the n_envs games in one compiled batch in the training process, opponents
-    random/greedy/expert/policy files only (allfives_training/batch_vec_env.py)"""
+    vec_env: str = setting("batch", choice(*VEC_ENV_KINDS))
+    """batch: the n_envs games in one compiled batch in the training process, opponents random/greedy/expert/
+    policy files only (allfives_training/batch_vec_env.py) | subproc: a process per env (n_envs <= 256) | dummy:
+    the envs one after another in the training process (allfives_training/vec_env.py)"""
     workers: int = setting(2, integer(1, MAX_PROCESSES))
-    """processes of the batched vec env (vec_env: batch runs in the training process)"""
+    """read and not used: no vec env kind takes a worker count (subproc starts one process per env, batch and
+    dummy none); accepted so that the config.yaml of every run, which lists it, still loads on --resume"""
     rules: dict[str, Any] = rules_setting()
     """any rules option of allfives_env.core.Rules"""
     env: SingleSeatEnvConfig = section(SingleSeatEnvConfig)
@@ -204,7 +205,7 @@ def _check_combinations(cfg: TrainConfig, rules: Any, where: str) -> None:
                           f"rollout; give at most {MAX_ROLLOUT:,}")
     if cfg.vec_env == "subproc" and cfg.n_envs > MAX_SUBPROC_ENVS:
         raise ConfigError(f"{where}n_envs: {cfg.n_envs} with vec_env: subproc would start one process per env; "
-                          f"give at most {MAX_SUBPROC_ENVS}, or vec_env: batched (workers processes in all)")
+                          f"give at most {MAX_SUBPROC_ENVS}, or vec_env: batch or dummy (in the training process)")
     if cfg.vec_env == "batch":
         _check_batch_opponents(cfg, where)
     if ppo.batch_size < 2 and ppo.normalize_advantage:

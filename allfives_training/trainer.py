@@ -84,9 +84,7 @@ class Trainer:
         if self.cfg.vec_env == "batch":
             return make_batch_vec_env(self.cfg.n_envs, self.env_kwargs, specs, weights)
         fn = functools.partial(make_env, self.env_kwargs, specs, weights)
-        # worker processes are the "batched" kind's alone (subproc starts one per env, dummy none)
-        workers = {"workers": self.cfg.workers} if self.cfg.vec_env == "batched" else {}
-        return make_vec_env([fn] * self.cfg.n_envs, self.cfg.vec_env, **workers)
+        return make_vec_env([fn] * self.cfg.n_envs, self.cfg.vec_env)
 
     def build(self) -> None:
         """The envs and the model, and the checkpoint a resume continues from copied in."""

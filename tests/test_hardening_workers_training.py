@@ -1,6 +1,6 @@
 """Training's worker processes end when the process that started them is killed (``kill -9``, the
-out-of-memory killer): the batched vec env's workers, stable-baselines3's ``SubprocVecEnv`` workers and the
-imitation warm start's recording pool. Before, every one of them lived on with parent 1.
+out-of-memory killer): stable-baselines3's ``SubprocVecEnv`` workers and the imitation warm start's recording
+pool, which would otherwise live on with parent 1.
 
 Each test starts the parent in a subprocess (its own session, so nothing reaches pytest), waits for its
 worker children, kills the parent with SIGKILL and gives the workers a few seconds to be gone. Linux only:
@@ -22,8 +22,6 @@ import pytest
 
 pytest.importorskip("torch")
 pytest.importorskip("sb3_contrib")
-
-from tests.test_hardening_training import TINY  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds the workers through /proc")
 
@@ -93,17 +91,6 @@ def _kill_parent_and_check_workers(cmd: list[str], workers: int, ready: str = ""
         for stream in (proc.stdout, proc.stderr):
             if stream is not None:
                 stream.close()
-
-
-def test_the_batched_vec_env_workers_die_with_a_killed_trainer(tmp_path: Path) -> None:
-    from allfives_training.vec_env import VEC_ENV_KINDS
-
-    if "batched" not in VEC_ENV_KINDS:
-        pytest.skip("vec_env.py has no batched kind")
-    cmd = [sys.executable, "-m", "allfives_training.train", "--config", str(TINY), "--run-dir", str(tmp_path / "run"),
-           "--no-progress", "--set", "vec_env=batched", "--set", "workers=2", "--set", "total_steps=100000000",
-           "--set", "evaluation.at_start=false", "--set", "evaluation.every=0", "--set", "output.tensorboard=false"]
-    _kill_parent_and_check_workers(cmd, workers=2)
 
 
 def _script(body: str) -> list[str]:

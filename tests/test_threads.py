@@ -15,9 +15,9 @@ ROOT = Path(__file__).resolve().parents[1]
 TRAINING = ROOT / "allfives_training"
 #: torch's calls that make up the rule
 RULE_CALLS = {"set_num_threads", "set_default_validate_args"}
-#: Modules that still set the rule by hand: the league's and the vec env's workers, whose owner replaces the
-#: call with ``one_torch_thread(if_imported=True)``; emptied once that lands.
-NOT_YET_CALLERS = {"league.py", "vec_env.py"}
+#: Modules that still set the rule by hand: the league's env factory, whose owner replaces the call with
+#: ``one_torch_thread(if_imported=True)``; emptied once that lands.
+NOT_YET_CALLERS = {"league.py"}
 
 
 def test_one_torch_thread_sets_one_thread_and_no_distribution_checks() -> None:

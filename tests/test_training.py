@@ -1,5 +1,5 @@
-"""Training: a seconds-long smoke run of configs/tiny.yaml, resuming a killed run, config validation, the
-league mixture, and the batched vec env against SB3's DummyVecEnv."""
+"""Training: a seconds-long smoke run of configs/tiny.yaml, resuming a killed run, config validation and the
+league mixture."""
 
 from __future__ import annotations
 
@@ -132,6 +132,18 @@ def test_config_errors_name_the_key_the_value_and_what_is_allowed(tmp_path: Path
         load_config(tmp_path / "nowhere.yaml")
 
 
+
+def test_too_many_subprocess_envs_are_pointed_at_kinds_that_exist() -> None:
+    """The advice names only vec env kinds the config accepts, and a config that follows it loads."""
+    from allfives_training.vec_env import VEC_ENV_KINDS
+
+    with pytest.raises(ConfigError, match="one process per env; give at most 256, or vec_env: batch or dummy") as caught:
+        validate_config({"vec_env": "subproc", "n_envs": 300})
+    advised = str(caught.value).rsplit("vec_env: ", 1)[1].split(" (")[0].split(" or ")
+    assert advised == ["batch", "dummy"] and set(advised) <= set(VEC_ENV_KINDS)
+    assert validate_config({"vec_env": "dummy", "n_envs": 300}).n_envs == 300
+    assert validate_config({"workers": 3}).workers == 3  # the config.yaml of an older run still loads
+
 SB3_NONSENSE = [  # (override, what the one-line error names): the same bounds as the RLlib config's
     ("ppo.learning_rate=1e300", "ppo.learning_rate: must be a number in (0.0, 1.0], got 1e+300"),
     ("imitation.learning_rate=5", "imitation.learning_rate: must be a number in (0.0, 1.0]"),
@@ -211,49 +223,6 @@ def test_opponent_mixture_forms_and_league_weights() -> None:
     assert specs == ["random", "greedy", "ppo:path=/r/league/snapshot_0000000200.npz",
                      "ppo:path=/r/league/snapshot_0000000300.npz"]
     assert np.allclose(weights, [0.125, 0.375, 0.25, 0.25])
-
-
-def test_batched_vec_env_matches_dummy_vec_env() -> None:
-    import functools
-
-    from allfives_training.league import make_env
-    from allfives_training.vec_env import VEC_ENV_KINDS, make_vec_env
-
-    if "batched" not in VEC_ENV_KINDS:
-        pytest.skip("vec_env.py has no batched kind")
-
-    fn = functools.partial(make_env, {"num_players": 2, "target": 60}, ["random", "greedy"], [0.5, 0.5])
-    dummy = make_vec_env([fn] * 5, "dummy")
-    batched = make_vec_env([fn] * 5, "batched", workers=2)
-    try:
-        dummy.seed(3)
-        batched.seed(3)
-        obs_d, obs_b = dummy.reset(), batched.reset()
-        rng = np.random.default_rng(0)
-        dones_seen = 0
-        for _ in range(150):
-            assert np.array_equal(obs_d, obs_b)
-            masks = np.stack(batched.env_method("action_masks"))
-            assert np.array_equal(masks, np.stack(dummy.env_method("action_masks")))
-            actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
-            obs_d, rew_d, done_d, info_d = dummy.step(actions)
-            obs_b, rew_b, done_b, info_b = batched.step(actions)
-            assert np.array_equal(rew_d, rew_b) and np.array_equal(done_d, done_b)
-            for a, b in zip(info_d, info_b):
-                assert a.keys() == b.keys()
-                if "terminal_observation" in a:
-                    assert np.array_equal(a["terminal_observation"], b["terminal_observation"])
-            dones_seen += int(done_d.sum())
-        assert dones_seen > 0
-        assert batched.get_attr("reward_mode", indices=[4]) == ["win"]
-        batched.env_method("set_opponents", ["expert"], [1.0], indices=[0])
-        assert batched.env_is_wrapped(type(dummy.envs[0]))[0]
-        with pytest.raises(RuntimeError, match="unknown agent 'nobody'"):  # a worker's error reaches us
-            batched.env_method("set_opponents", ["nobody"], [1.0], indices=[1])
-        batched.step(np.array([np.flatnonzero(m)[0] for m in batched.env_method("action_masks")]))  # still alive
-    finally:
-        dummy.close()
-        batched.close()
 
 
 def test_train_subcommand_parser(capsys: pytest.CaptureFixture[str]) -> None:
