@@ -71,7 +71,8 @@ class BatchGame(KernelBatch):
     ``stop_after_hand`` (each episode is one hand, as ``episode='hand'`` in the env), ``record``
     (keep each game's decisions so that :meth:`replay` can rebuild it; on by default, off saves one
     write per decision), ``first_game`` (the index of ``S[0]``'s stream: chunk ``k`` of size ``n`` is
-    ``first_game=k*n``).
+    ``first_game=k*n``). ``layout`` is the rules' :class:`~.layout.BatchLayout` (tiles, tables, record type,
+    action ids, rules vector), built once per rules object and shared with every batch of those rules.
 
     Memory: :func:`memory_needed` (about 1 KB a game with ``record``); a batch that needs more than the
     system has available is refused with a :class:`BatchError` before anything is allocated, rather than

@@ -233,13 +233,16 @@ class _SetPart(NamedTuple):
 
 
 def _tables(tiles: TileSet) -> Tables:
-    """The :class:`Tables` of ``tiles``."""
+    """The :class:`Tables` of ``tiles`` (read-only: one copy serves every batch of the set)."""
     with_value = np.zeros((tiles.num_values, tiles.num_values), dtype=np.int32)
     for v in range(tiles.num_values):
         with_value[v] = [t for t in range(tiles.size) if v in tiles.pairs[t]]
     as_array = lambda values: np.asarray(values, dtype=np.int32)  # noqa: E731
-    return Tables(as_array(tiles.low), as_array(tiles.high), as_array(tiles.pips), as_array(tiles.is_double),
-                  as_array(tiles.double_id), with_value)
+    tables = Tables(as_array(tiles.low), as_array(tiles.high), as_array(tiles.pips), as_array(tiles.is_double),
+                    as_array(tiles.double_id), with_value)
+    for table in tables:
+        table.setflags(write=False)  # shared by every batch of the set
+    return tables
 
 
 def _tail(tiles: TileSet, t: Tables) -> np.ndarray:
