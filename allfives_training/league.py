@@ -28,19 +28,16 @@ import gymnasium as gym
 import numpy as np
 
 from allfives_env.single_seat import AllFivesSingleSeatEnv
+from allfives_training.threads import one_torch_thread
 
 
 def make_env(env_kwargs: Mapping[str, Any], opponents: Sequence[str], weights: Sequence[float]) -> gym.Env:
     """One training env: the single-seat env against this mixture (the league replaces it through
     ``set_opponents``) in SB3's ``Monitor`` (episode returns and lengths for the logs). Sets one torch
     thread in the process that builds it (subprocess workers)."""
-    import sys
-
     from stable_baselines3.common.monitor import Monitor
 
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        torch.set_num_threads(1)
+    one_torch_thread(if_imported=True)
     return Monitor(AllFivesSingleSeatEnv(opponents=list(opponents), opponent_weights=list(weights), **env_kwargs))
 
 

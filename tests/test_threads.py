@@ -15,9 +15,6 @@ ROOT = Path(__file__).resolve().parents[1]
 TRAINING = ROOT / "allfives_training"
 #: torch's calls that make up the rule
 RULE_CALLS = {"set_num_threads", "set_default_validate_args"}
-#: Modules that still set the rule by hand: the league's env factory, whose owner replaces the call with
-#: ``one_torch_thread(if_imported=True)``; emptied once that lands.
-NOT_YET_CALLERS = {"league.py"}
 
 
 def test_one_torch_thread_sets_one_thread_and_no_distribution_checks() -> None:
@@ -56,7 +53,7 @@ def _rule_setters() -> set[str]:
 
 
 def test_the_rule_is_set_in_one_place() -> None:
-    assert _rule_setters() - NOT_YET_CALLERS == {"threads.py"}
+    assert _rule_setters() == {"threads.py"}
 
 
 def test_both_trainers_start_their_torch_work_through_the_rule() -> None:
