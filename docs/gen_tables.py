@@ -427,6 +427,20 @@ def training_speed() -> str:
                     f"Commands: {'; '.join(captions)}. Figures: `benchmarks/results/training_speed_compare_*.json`.*")
 
 
+def front_ends() -> str:
+    """Learner env steps/s of each training vec env kind through SB3's interface (benchmarks/front_ends.py)."""
+    data = _load("front_ends.json")
+    kinds = [k for k in ("batch", "dummy", "subproc") if any(r["kind"] == k for r in data["results"])]
+    figures = {(r["opponent"], r["n_envs"], r["kind"]): r["steps_per_s"] for r in data["results"]}
+    cases = sorted({(r["opponent"], r["n_envs"]) for r in data["results"]},
+                   key=lambda case: ([r["opponent"] for r in data["results"]].index(case[0]), case[1]))
+    rows = [[opponent, str(n_envs)] + [("refused" if figures.get((opponent, n_envs, kind)) is None
+                                        else f"{figures[(opponent, n_envs, kind)]:,.0f}") for kind in kinds]
+            for opponent, n_envs in cases]
+    table = _rows(["opponents", "n_envs"] + [f"`{k}`" for k in kinds], ["---", "---:"] + ["---:"] * len(kinds), rows)
+    return table + "\n\n" + _self_described(data, "front_ends.json")
+
+
 def observation_pieces() -> str:
     """The observation slices, from the one declaration the encoders build from."""
     from allfives_env.encoding import OBSERVATION_PIECES
@@ -443,6 +457,7 @@ def observation_offsets() -> str:
 
 
 TABLES: dict[str, Callable[[], str]] = {
+    "front_ends": front_ends,
     "default_run": default_run,
     "strength_ladder": strength_ladder,
     "tournament_2p": lambda: _tournament("tournament_2p"),
