@@ -1,6 +1,6 @@
 """End-to-end training speed: env steps per second of MaskablePPO learning from a training config.
 
-Builds the run exactly as ``allfives train`` does (the config's vec env, workers, network and PPO
+Builds the run exactly as ``allfives train`` does (the config's vec env, network and PPO
 settings; one torch thread per process) and times ``model.learn`` alone: rollouts, masks, and the PPO
 updates, without evaluations or checkpoints. The targets: >= 3k env steps/s with the
 default config on a 2-core machine; for the batch vec env (``vec_env: batch``):
@@ -9,7 +9,7 @@ default config on a 2-core machine; for the batch vec env (``vec_env: batch``):
     python benchmarks/training_speed.py                                  # configs/default.yaml, 200k steps
     python benchmarks/training_speed.py --config configs/ppo_2p.yaml --steps 100000
     python benchmarks/training_speed.py --json benchmarks/results/training_speed.json
-    python benchmarks/training_speed.py --compare batched,batch --rounds 3 --steps 40000   # the batch vec env against the subprocess one
+    python benchmarks/training_speed.py --compare dummy,batch --rounds 3 --steps 40000   # the batch vec env against single-seat envs
 
 ``--compare`` times each vec env kind (``--set vec_env=KIND``) in alternating rounds, each in a fresh
 process (the machine is noisy: alternation spreads its load over both kinds), and prints every round,
@@ -45,7 +45,7 @@ def measure(config: str, steps: int, overrides: list[str]) -> dict:
         model = trainer.model
         rollout = rollout_size(cfg)
         try:
-            model.learn(total_timesteps=rollout, reset_num_timesteps=False)  # warm-up: workers, first obs
+            model.learn(total_timesteps=rollout, reset_num_timesteps=False)  # warm-up: first observations, compiled kernels
             start_steps = model.num_timesteps
             t0 = time.perf_counter()
             model.learn(total_timesteps=steps, reset_num_timesteps=False)
@@ -55,7 +55,7 @@ def measure(config: str, steps: int, overrides: list[str]) -> dict:
             trainer.vec_env.close()
     return {
         "config": config, "overrides": overrides, "n_envs": cfg.n_envs, "vec_env": cfg.vec_env,
-        "workers": cfg.workers, "network": cfg.network.to_dict(), "opponents": cfg.opponents,
+        "network": cfg.network.to_dict(), "opponents": cfg.opponents,
         "action_features": cfg.env.action_features, "steps": trained, "seconds": round(seconds, 2),
         "steps_per_second": round(trained / seconds, 1),
     }
@@ -93,7 +93,7 @@ def main() -> int:
                    help="config override, as for allfives train")
     p.add_argument("--json", help="also write the result to this JSON file")
     p.add_argument("--compare", metavar="KIND,KIND", help="vec env kinds to time in alternating rounds, e.g. "
-                   "batched,batch (the first is the baseline of the ratios)")
+                   "dummy,batch (the first is the baseline of the ratios)")
     p.add_argument("--rounds", type=int, default=3, help="rounds of --compare")
     p.add_argument("--quiet-json", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args()
@@ -110,7 +110,7 @@ def main() -> int:
     result["machine"] = {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()}
     print(f"{result['config']}: {result['steps']:,} env steps in {result['seconds']:.1f} s = "
           f"{result['steps_per_second']:,.0f} env steps/s ({result['n_envs']} envs, {result['vec_env']}, "
-          f"{result['workers']} workers, net {result['network']['hidden']}, opponents {result['opponents']})")
+          f"net {result['network']['hidden']}, opponents {result['opponents']})")
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
         Path(args.json).write_text(json.dumps(result, indent=1) + "\n")

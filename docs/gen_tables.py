@@ -411,17 +411,17 @@ def serve_load() -> str:
 
 
 def training_speed() -> str:
-    """SB3 training with the batch vec env against the worker processes, alternating rounds in fresh processes
-    (benchmarks/training_speed.py --compare batched,batch)."""
+    """SB3 training with the batch vec env against single-seat envs in the training process, alternating
+    rounds in fresh processes (benchmarks/training_speed.py --compare dummy,batch)."""
     rows, captions = [], []
     for file in ("training_speed_compare_default.json", "training_speed_compare_ppo_2p.json"):
         data = _load(file)
-        kinds = data["kinds"]
-        rows.append([f"`{data['config']}`", f"{kinds['batched']['median']:,.0f}", f"{kinds['batch']['median']:,.0f}",
-                     f"{kinds['batch']['ratio_median']:.2f}×",
-                     " / ".join(f"{b / a:.2f}" for a, b in zip(kinds["batched"]["rounds"], kinds["batch"]["rounds"]))])
+        base, batch = data["kinds"]["dummy"], data["kinds"]["batch"]
+        rows.append([f"`{data['config']}`", f"{base['median']:,.0f}", f"{batch['median']:,.0f}",
+                     f"{batch['ratio_median']:.2f}×",
+                     " / ".join(f"{b / a:.2f}" for a, b in zip(base["rounds"], batch["rounds"]))])
         captions.append(f"`{data['command']}` (load {data['load_at_start']} at the start)")
-    table = _rows(["config", "`batched` (env steps/s, median)", "`batch` (median)", "ratio (median of rounds)",
+    table = _rows(["config", "`dummy` (env steps/s, median)", "`batch` (median)", "ratio (median of rounds)",
                    "ratio per round"], ["---", "---:", "---:", "---:", "---"], rows)
     return table + (f"\n\n*Measured {data['date']} on {MACHINE}, learning alone, {data['steps']:,} env steps a round. "
                     f"Commands: {'; '.join(captions)}. Figures: `benchmarks/results/training_speed_compare_*.json`.*")
