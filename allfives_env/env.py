@@ -168,7 +168,8 @@ class raw_env(AECEnv):
     ``action_features`` (add the per-placement ``features`` slice
     to the observations, see :mod:`allfives_env.encoding`)."""
 
-    metadata = {
+    # typed as AECEnv declares it: its values differ in type, so each entry reads as Any
+    metadata: dict[str, Any] = {
         "render_modes": ["ansi", "human", "rgb_array"],
         "name": "allfives_v0",
         "is_parallelizable": False,
@@ -203,7 +204,7 @@ class raw_env(AECEnv):
                 "action_mask": spaces.Box(low=0, high=1, shape=(enc.num_actions,), dtype=np.int8),
             }
         )
-        act_space = spaces.Discrete(enc.num_actions)
+        act_space: spaces.Discrete[np.int64] = spaces.Discrete(enc.num_actions)  # Discrete's default dtype
         # one space object per agent, built once: observation_space(agent) is the same object every call
         self.observation_spaces = {a: obs_space for a in self.possible_agents}
         self.action_spaces = {a: act_space for a in self.possible_agents}
@@ -252,7 +253,7 @@ class raw_env(AECEnv):
     def observation_space(self, agent: str) -> spaces.Space:
         return self.observation_spaces[agent]
 
-    def action_space(self, agent: str) -> spaces.Space:
+    def action_space(self, agent: str) -> spaces.Discrete[np.int64]:
         return self.action_spaces[agent]
 
     # ================================================================== reset
@@ -276,7 +277,7 @@ class raw_env(AECEnv):
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
         self._seen = [0] * self.rules.num_players
-        self.infos = {a: self._info(i) for i, a in enumerate(self.agents)}
+        self.infos = {a: self._info(self.game, i) for i, a in enumerate(self.agents)}
         self.agent_selection = self.possible_agents[self.game.current]
 
     # ================================================================== observe / state
@@ -329,11 +330,11 @@ class raw_env(AECEnv):
         self._seen[seat] = first_event
         self.rewards = rewards = dict.fromkeys(self.agents, 0.0)
         if scores_before is not None and scores_before != game.scores:
-            self._points_rewards(scores_before, rewards)
+            self._points_rewards(game, scores_before, rewards)
             self._accumulate_rewards()  # skipped when nothing was scored: adding zeros changes nothing
         if game.over:
             if self.reward_mode == "win":
-                self._win_rewards(rewards)
+                self._win_rewards(game, rewards)
                 self._accumulate_rewards()
             done = dict.fromkeys(self.agents, True)
             if game.truncated:
@@ -341,27 +342,26 @@ class raw_env(AECEnv):
             else:
                 self.terminations = done
             for i, a in enumerate(self.agents):
-                self.infos[a] = self._info(i)
+                self.infos[a] = self._info(game, i)
         else:
             nxt = game.current
             self.agent_selection = nxt_agent = self.possible_agents[nxt]
-            self.infos[nxt_agent] = self._info(nxt)
+            self.infos[nxt_agent] = self._info(game, nxt)
         if self.render_mode == "human":
             self.render()
 
-    def _points_rewards(self, before: list[int], rewards: dict[str, float]) -> None:
+    # the helpers of step and reset take the game they have in hand: the live game, never None
+    def _points_rewards(self, game: Game, before: list[int], rewards: dict[str, float]) -> None:
         """Zero-sum points (:func:`side_rewards`): own side's gain minus the mean gain of the other sides,
         / target."""
-        game = self.game
         shares = side_rewards("points", [now - then for now, then in zip(game.scores, before)],
                               scale=self.rules.target, inverse=True)
         side_of = game.side_of
         for agent in self.agents:
             rewards[agent] = shares[side_of[self._seat[agent]]]
 
-    def _win_rewards(self, rewards: dict[str, float]) -> None:
+    def _win_rewards(self, game: Game, rewards: dict[str, float]) -> None:
         """+1 to the winning side, -1 to every other side; 0 all round for a draw (:func:`side_rewards`)."""
-        game = self.game
         winner = game.winner
         results = side_rewards("win", [now - then for now, then in zip(game.scores, self._start_scores)], True,
                                -1 if winner is None else winner, hand=self.episode == "hand")
@@ -369,8 +369,7 @@ class raw_env(AECEnv):
         for agent in self.agents:
             rewards[agent] += results[side_of[self._seat[agent]]]
 
-    def _info(self, seat: int) -> dict[str, Any]:
-        game = self.game
+    def _info(self, game: Game, seat: int) -> dict[str, Any]:
         return {
             "events": public_events(game.events[self._seen[seat]:], seat),
             "scores": list(game.scores),

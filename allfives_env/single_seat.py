@@ -62,7 +62,8 @@ class AllFivesSingleSeatEnv(gymnasium.Env):
     mixture from the next episode on.
     """
 
-    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 1}
+    # typed as gymnasium.Env declares it: its values differ in type, so each entry reads as Any
+    metadata: dict[str, Any] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 1}
 
     def __init__(
         self,
@@ -100,7 +101,7 @@ class AllFivesSingleSeatEnv(gymnasium.Env):
         self.game: Optional[Game] = None
         self._ended_by_illegal = False
         self.seat = 0
-        self._seated: list[Optional[Agent]] = [None] * n
+        self._seated: list[Optional[Agent]] = [None] * n  # the agent of each seat; None: the learner's
         self._views: list[Optional[PlayerView]] = [None] * n
 
     def set_opponents(self, opponents: Sequence[OpponentLike], weights: Optional[Sequence[float]] = None) -> None:
@@ -131,19 +132,20 @@ class AllFivesSingleSeatEnv(gymnasium.Env):
             self.opponent_specs, self._pool, self.opponent_weights = self._next_mixture
             self._next_mixture = None
         self._start(options)
+        assert self.game is not None  # _start has dealt it
         while self.game.over and not options:
             self._start(None)
-        return self._observe(), self._info()
+        return self._observe(self.game), self._info(self.game)
 
     def _start(self, options: Optional[dict]) -> None:
-        """Deal a game from the env's generator: the learner's seat, the opponents, and their moves until the
-        learner's first turn (or the end)."""
+        """Deal a game (``self.game``) from the env's generator: the learner's seat, the opponents, and their
+        moves until the learner's first turn (or the end)."""
         rng = self.np_random
         n = self.rules.num_players
         self.seat = self.fixed_seat if self.fixed_seat is not None else int(rng.integers(n))
         deals, scores = fixed_start(self.rules, options, rng)  # an unlisted rest of the boneyard: seeded order
-        self.game = Game(self.rules, int(rng.integers(MAX_SEED)), deals=deals, scores=scores,
-                         stop_after_hand=self.episode == "hand")
+        self.game = game = Game(self.rules, int(rng.integers(MAX_SEED)), deals=deals, scores=scores,
+                                stop_after_hand=self.episode == "hand")
         for s in range(n):
             if s == self.seat:
                 self._seated[s] = None
@@ -153,10 +155,10 @@ class AllFivesSingleSeatEnv(gymnasium.Env):
                 self._pool[int(rng.choice(len(self._pool), p=self.opponent_weights))]
             agent.reset(int(rng.integers(AGENT_SEED_LIMIT)))
             self._seated[s] = agent
-            self._views[s] = (OracleView if agent.uses_hidden_information else PlayerView)(self.game, s)
-        self._scores_at_last_action = list(self.game.scores)
+            self._views[s] = (OracleView if agent.uses_hidden_information else PlayerView)(game, s)
+        self._scores_at_last_action = list(game.scores)
         self._ended_by_illegal = False
-        self._play_others()
+        self._play_others(game)
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
         game = self.game
@@ -164,7 +166,9 @@ class AllFivesSingleSeatEnv(gymnasium.Env):
             raise NotResetError("call reset() before step()")
         if game.over or self._ended_by_illegal:
             raise GameOverError("the episode is over: call reset() to start a new game")
-        if not is_action_id(action, self.action_space.n):  # not an action id: always an error
+        # the action space is Discrete(num_actions): the count is read from the encoder, an int (gymnasium
+        # types the space as any Space, which has no ``n``, and Discrete's ``n`` as a numpy scalar)
+        if not is_action_id(action, self.encoder.num_actions):  # not an action id: always an error
             raise IllegalActionError(game.illegal_message(action))
         try:
             game.step(int(action))  # validates legality; an illegal action changes nothing
@@ -173,14 +177,14 @@ class AllFivesSingleSeatEnv(gymnasium.Env):
                 raise
             # like PettingZoo's TerminateIllegalWrapper: the episode ends and the learner is penalised
             self._ended_by_illegal = True
-            info = self._info()
+            info = self._info(game)
             info["illegal_action"] = str(exc)
-            return self._observe(), self.illegal_reward, True, False, info
-        self._play_others()
-        reward = self._reward()
+            return self._observe(game), self.illegal_reward, True, False, info
+        self._play_others(game)
+        reward = self._reward(game)
         terminated = game.over and not game.truncated
         truncated = game.truncated
-        return self._observe(), reward, terminated, truncated, self._info()
+        return self._observe(game), reward, terminated, truncated, self._info(game)
 
     def action_masks(self) -> np.ndarray:
         """Boolean mask of the legal actions (all False once the game is over)."""
@@ -190,7 +194,9 @@ class AllFivesSingleSeatEnv(gymnasium.Env):
             mask[list(game.legal)] = True
         return mask
 
-    def render(self) -> Union[str, np.ndarray, None]:
+    # gymnasium types render() with a type variable that occurs only in its return (RenderFrame), which no
+    # concrete frame type can match: this override names the frames it really returns and waives that check
+    def render(self) -> Union[str, np.ndarray, None]:  # type: ignore[override]
         if self.render_mode is None:
             gymnasium.logger.warn("render() called without a render_mode; create the env with render_mode='ansi' "
                                   "or 'rgb_array'")
@@ -204,20 +210,20 @@ class AllFivesSingleSeatEnv(gymnasium.Env):
         return render_text(self.game, self.seat)
 
     # ------------------------------------------------------------------ internals
-    def _play_others(self) -> None:
+    # each takes the game that reset or step has in hand: the live game, never None
+    def _play_others(self, game: Game) -> None:
         """Let the other seats act until it is the learner's turn or the game is over."""
-        game = self.game
         seated = self._seated
         views = self._views
         while not game.over and game.current != self.seat:
             seat = game.current
-            action = seated[seat].act(views[seat])  # type: ignore[union-attr]
-            game.step(action)
+            agent, view = seated[seat], views[seat]
+            assert agent is not None and view is not None  # _start seats every seat but the learner's (not this)
+            game.step(agent.act(view))
 
-    def _reward(self) -> float:
+    def _reward(self, game: Game) -> float:
         """The learner's side's reward (:func:`side_rewards`): points since its previous action over the
         target, or the result once the game is over (a one-hand episode's gains from the hand's start)."""
-        game = self.game
         side = game.side_of[self.seat]
         if self.reward_mode == "points":
             before = self._scores_at_last_action
@@ -231,12 +237,11 @@ class AllFivesSingleSeatEnv(gymnasium.Env):
         return float(side_rewards("win", gains, True, -1 if winner is None else winner,
                                   hand=self.episode == "hand")[side])
 
-    def _observe(self) -> np.ndarray:
-        return self.encoder.encode(self.game, self.seat)
+    def _observe(self, game: Game) -> np.ndarray:
+        return self.encoder.encode(game, self.seat)
 
-    def _info(self) -> dict[str, Any]:
+    def _info(self, game: Game) -> dict[str, Any]:
         """The scores, the learner's seat, the hand, and ``action_mask`` (:meth:`action_masks`: Gymnasium
         users look for the mask in the info)."""
-        game = self.game
         return {"scores": list(game.scores), "seat": self.seat, "hand": game.hand_number,
                 "action_mask": self.action_masks()}

@@ -56,6 +56,37 @@ def test_rules_read_as_their_resolved_types(tmp_path: Path) -> None:
     assert error_lines(bad) == [4, 5, 6], mypy(str(bad)).stdout
 
 
+def test_envs_read_as_what_they_return(tmp_path: Path) -> None:
+    """The envs' own types, as a user's code sees them: the AEC env's action space is a Discrete (its ``n`` is
+    there to read), the single-seat env renders text or an image, and a game is there only after reset; the
+    second snippet shows that the checker refuses a render or a game before reset used as what it is not."""
+    good = tmp_path / "env_types_good.py"
+    good.write_text(textwrap.dedent("""
+        from typing import Optional, Union
+        import numpy as np
+        from allfives_env.core.game import Game
+        from allfives_env.env import raw_env
+        from allfives_env.single_seat import AllFivesSingleSeatEnv
+
+        aec = raw_env()
+        count: int = int(aec.action_space("player_0").n)
+        env = AllFivesSingleSeatEnv(render_mode="ansi")
+        frame: Union[str, np.ndarray, None] = env.render()
+        game: Optional[Game] = env.game
+    """))
+    bad = tmp_path / "env_types_bad.py"
+    bad.write_text(textwrap.dedent("""
+        from allfives_env.core.game import Game
+        from allfives_env.single_seat import AllFivesSingleSeatEnv
+
+        env = AllFivesSingleSeatEnv(render_mode="ansi")
+        text: str = env.render()
+        game: Game = env.game
+    """))
+    assert error_lines(good) == [], f"mypy refused the envs used as what they return:\n{mypy(str(good)).stdout}"
+    assert error_lines(bad) == [6, 7], mypy(str(bad)).stdout
+
+
 def error_lines(snippet: Path) -> list[int]:
     """The lines of ``snippet`` that mypy reports errors on. Matched by file name: mypy's cache knows a
     module by its name and content, and reports an unchanged one under the path it was first checked at."""
