@@ -196,7 +196,7 @@ class AllFivesSingleSeatEnv(gymnasium.Env):
 
     # gymnasium types render() with a type variable that occurs only in its return (RenderFrame), which no
     # concrete frame type can match: this override names the frames it really returns and waives that check
-    def render(self) -> Union[str, np.ndarray, None]:  # type: ignore[override]
+    def render(self) -> Union[str, np.ndarray, None]:  # type: ignore[override]  # return-only TypeVar above
         if self.render_mode is None:
             gymnasium.logger.warn("render() called without a render_mode; create the env with render_mode='ansi' "
                                   "or 'rgb_array'")
