@@ -3,9 +3,9 @@
 Each argument that more than one env takes (``reward``, ``episode``, ``seat``, ``action_features``,
 ``render_mode``, ``illegal_action``, ``illegal_reward``, the opponents' mixture) has one checker, so it has one
 message, whichever env refused it: the single-seat env, the vector env and the training and RLlib adapters
-over them all call these. The checkers of plain values are defined with the PettingZoo env
-(:mod:`allfives_env.env`), the lowest front end, which takes some of them too and may not import upwards;
-this module hands them on with the checkers that need the agents (the opponents' mixture).
+over them all call these. The checkers of plain values are defined in :mod:`allfives_env.env_args`, below
+every front end (the PettingZoo env takes some of them too and may not import this module); this module
+hands them on with the checkers that need the agents (the opponents' mixture).
 
 :func:`seat_setup` turns the keyword arguments both envs take (``opponents``, ``opponent_weights``,
 ``partner``, ``seat``, ``reward``, ``episode``, ``action_features``, the rules) into a :class:`SeatSetup`,
@@ -29,7 +29,7 @@ from .agents.registry import AgentError, check_agent_rules, make_agent
 from .core.errors import short_repr
 from .core.rules import Rules, rules_from
 from .core.values import is_finite_number
-from .env import (ILLEGAL_ACTION_MODES, check_action_features, check_episode, check_illegal_action,  # noqa: F401
+from .env_args import (ILLEGAL_ACTION_MODES, check_action_features, check_episode, check_illegal_action,  # noqa: F401
                   check_illegal_reward, check_render_mode, check_reward, check_seat, either)
 
 __all__ = ["ILLEGAL_ACTION_MODES", "OpponentLike", "SeatSetup", "build_opponent", "check_action_features",

@@ -174,10 +174,11 @@ def test_every_constant_and_mode_is_defined_once() -> None:
 
 def test_the_front_ends_accept_exactly_the_core_modes() -> None:
     from allfives_env import env as aec
+    from allfives_env import env_args
     from allfives_env.core.errors import RulesError
     from allfives_env.single_seat import AllFivesSingleSeatEnv
 
-    assert aec.REWARD_MODES is REWARD_MODES and aec.EPISODE_MODES is EPISODE_MODES
+    assert env_args.REWARD_MODES is REWARD_MODES and env_args.EPISODE_MODES is EPISODE_MODES
     for reward in REWARD_MODES:
         for episode in EPISODE_MODES:
             AllFivesSingleSeatEnv(reward=reward, episode=episode)
