@@ -4,8 +4,8 @@
 are all read from the table, so these tests take their cases from it too: a new option is checked the day it
 is added -- accepted over its whole domain and refused outside it, drawn by ``random_rules``, spelled as a
 ``python_allfives`` parameter and played by OpenSpiel's ``random_sim_test``, and refused by the batch
-engine until the batch engine encodes it (``tests/test_batch_engine.py`` then plays every value through
-``load_replay``).
+engine until the batch engine encodes it (``tests/test_batch_coverage.py`` then plays every value on games that
+meet it, against the core).
 """
 
 from __future__ import annotations
@@ -124,7 +124,7 @@ def test_the_batch_engine_refuses_an_option_it_has_no_encoding_for(monkeypatch: 
 
 
 def test_the_batch_engine_refuses_a_value_it_does_not_play(monkeypatch: pytest.MonkeyPatch) -> None:
-    encoders = dict(layout.ENCODERS, rounding=layout.Encoding(layout.ROUNDING, ("nearest", "down")))
+    encoders = dict(layout.ENCODERS, rounding=layout.choice("nearest", "down"))
     monkeypatch.setattr(layout, "ENCODERS", encoders)
     layout.rules_vector(Rules(rounding="down"))
     with pytest.raises(BatchError, match=r"rounding='none' is not played by the batch engine"):
