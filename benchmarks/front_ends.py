@@ -23,12 +23,9 @@ from __future__ import annotations
 
 import argparse
 import functools
-import json
 import os
-import platform
 import sys
 import time
-from datetime import date
 from pathlib import Path
 from typing import Any, Optional
 
@@ -37,6 +34,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from allfives_env.core.errors import AllFivesError  # noqa: E402
+from benchmarks.provenance import stamped, write_report  # noqa: E402
 from allfives_training.league import make_env  # noqa: E402
 from allfives_training.vec_env import VEC_ENV_KINDS, make_batch_vec_env, make_vec_env  # noqa: E402
 
@@ -101,16 +99,9 @@ def main(argv: Optional[list[str]] = None) -> None:
                 results.append(row)
                 shown = "refused" if row["steps_per_s"] is None else f"{row['steps_per_s']:,.0f} steps/s"
                 print(f"{kind:8s} n_envs={n_envs:4d} vs {opponent:10s} {shown}", flush=True)
-    report = {
-        "results": results, "env_kwargs": ENV_KWARGS, "seconds": args.seconds,
-        "load_at_start": round(load, 2), "cpus": os.cpu_count(),
-        "command": "python " + " ".join(sys.argv if argv is None else [sys.argv[0], *argv]),
-        "date": date.today().isoformat(),
-        "machine": f"{platform.machine()}, {platform.python_implementation()} {platform.python_version()}",
-    }
-    if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report, indent=1) + "\n")
+    report = stamped({"results": results, "env_kwargs": ENV_KWARGS, "seconds": args.seconds,
+                      "load_at_start": round(load, 2), "cpus": os.cpu_count()}, argv)
+    write_report(args.json, report)
 
 
 if __name__ == "__main__":

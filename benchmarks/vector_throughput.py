@@ -23,14 +23,11 @@ restart (Gymnasium's next-step autoreset) are not counted. The first call's comp
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
 import sys
 import time
-from datetime import date
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 import gymnasium
 import numpy as np
@@ -38,6 +35,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import allfives_env  # noqa: E402,F401  (registers AllFives-v0)
+from benchmarks.provenance import stamped, write_report  # noqa: E402
 from benchmarks.throughput import pin_one_core  # noqa: E402
 
 
@@ -107,17 +105,11 @@ def main() -> None:
     sync = sync_rate(args.sync_envs, args.seconds, args.seed)
     print(f"SyncVectorEnv of {args.sync_envs} one-game envs, random opponents: {sync:,.0f} learner steps/s")
     print(f"ratio vector / sync: {fast / sync:.1f}x")
-    report: dict[str, Any] = {
+    report = stamped({
         "vector_steps_per_s": fast, "vector_steps_per_s_expert": expert, "sync_vector_steps_per_s": sync,
         "ratio_vs_sync": fast / sync, "first_reset_s": first, "load_at_start": round(load, 2), "num_envs": args.num_envs,
-        "sync_envs": args.sync_envs, "seconds": args.seconds, "pinned_cpu": cpu,
-        "command": "python " + " ".join(sys.argv), "date": date.today().isoformat(),
-        "machine": f"{platform.machine()}, {platform.python_implementation()} {platform.python_version()}",
-    }
-    if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report, indent=1) + "\n")
-
+        "sync_envs": args.sync_envs, "seconds": args.seconds, "pinned_cpu": cpu})
+    write_report(args.json, report)
 
 if __name__ == "__main__":
     main()
