@@ -251,27 +251,45 @@ def test_the_layer_check_sees_lazy_imports() -> None:
 
 
 def registered_paths() -> list[tuple[str, str, str]]:
-    """(where, agent name, "module:attribute") of every agent registered by path in the package."""
+    """(where, agent name, "module:attribute") of every path in a ``register_agent`` call of the package: an
+    agent registered by the path of its class, and a batch twin named by path (``batch="module:attr"``,
+    written out or through a module-level constant)."""
     found = []
     for path in modules(PACKAGE):
-        for node in ast.walk(ast.parse(path.read_text())):
-            if (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "register_agent"
-                    and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)):
-                name = node.args[0].value if isinstance(node.args[0], ast.Constant) else "?"
-                found.append((f"{path.relative_to(ROOT)}:{node.lineno}", name, node.args[1].value))
+        tree = ast.parse(path.read_text())
+        constants = {t.id: n.value.value for n in tree.body if isinstance(n, ast.Assign)
+                     and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)
+                     for t in n.targets if isinstance(t, ast.Name)}
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "register_agent" and node.args):
+                continue
+            name = node.args[0].value if isinstance(node.args[0], ast.Constant) else "?"
+            where = f"{path.relative_to(ROOT)}:{node.lineno}"
+            if len(node.args) >= 2 and isinstance(node.args[1], ast.Constant):
+                found.append((where, name, node.args[1].value))
+            for keyword in node.keywords:
+                if keyword.arg == "batch" and isinstance(keyword.value, ast.Constant):
+                    found.append((where, f"{name} (batch twin)", keyword.value.value))
+                elif keyword.arg == "batch" and isinstance(keyword.value, ast.Name) and keyword.value.id in constants:
+                    found.append((where, f"{name} (batch twin)", constants[keyword.value.id]))
     return found
 
 
 def test_agents_registered_by_path_name_classes_that_exist() -> None:
-    """A path is how a layer names an agent above it without importing it: it must name a real class."""
+    """A path is how a layer names an agent (or its batch twin) above it without importing it: it must name
+    a class, function or module-level value that exists."""
     paths = registered_paths()
-    assert {name for _, name, _ in paths} >= {"openspiel-ismcts", "openspiel-mcts"}
+    assert {name for _, name, _ in paths} >= {"openspiel-ismcts", "openspiel-mcts", "random (batch twin)",
+                                              "ppo (batch twin)"}
     for where, name, target in paths:
         module, _, attribute = target.partition(":")
         files = [ROOT / (module.replace(".", "/") + ".py"), ROOT / module.replace(".", "/") / "__init__.py"]
         source = next((f for f in files if f.is_file()), None)
         assert source, f"{where}: agent {name!r} names module {module!r}, which does not exist"
-        defined = {n.name for n in ast.parse(source.read_text()).body if isinstance(n, (ast.ClassDef, ast.FunctionDef))}
+        body = ast.parse(source.read_text()).body
+        defined = {n.name for n in body if isinstance(n, (ast.ClassDef, ast.FunctionDef))}
+        defined |= {t.id for n in body if isinstance(n, (ast.Assign, ast.AnnAssign))
+                    for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)}
         assert attribute in defined, f"{where}: agent {name!r} names {target!r}, which {module} does not define"
 
 
