@@ -26,6 +26,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from .agents.policy import PolicyAgent
 from .agents.registry import AgentError, BatchTwin, batch_agent_names, batch_twin, check_agent_spec, make_agent
 from .batch import BatchGame
 from .batch.observe import BatchObserver
@@ -47,7 +48,7 @@ def _batch_spec(spec: Any) -> tuple[str, dict[str, Any], BatchTwin]:
     if twin is None:
         raise AgentError(f"opponent {short_repr(spec)} has no batch implementation; the batch engine plays the agents "
                          f"registered with a batch twin: {', '.join(batch_agent_names())}; use the one-game env "
-                         "AllFives-v0 (vec_env: batched in a training config) for other agents")
+                         "AllFives-v0 (vec_env: dummy or subproc in a training config) for other agents")
     problem = twin.problem(name, params) if twin.problem is not None else None
     if problem is not None:
         raise AgentError(f"opponent {short_repr(spec)}: {problem}")
@@ -98,10 +99,12 @@ class BatchPolicyAgent:
         return out
 
 
-def check_batch_specs(specs: Sequence[Any]) -> None:
-    """An :class:`AgentError` for the first spec that has no batch implementation."""
+def check_batch_specs(specs: Sequence[Any]) -> list[str]:
+    """The specs as given once each has a batch implementation (so each is a spec string: an Agent object
+    has none), or an :class:`AgentError` for the first that has not."""
     for spec in specs:
         _batch_spec(spec)
+    return list(specs)
 
 
 def make_batch_opponent(spec: str, rules: Any, n: int, seed: int) -> Any:
@@ -122,15 +125,21 @@ def _policy_problem(name: str, params: dict[str, Any]) -> Optional[str]:
     """What the batch twin of a policy agent cannot play: sampling (it plays the argmax)."""
     if params.get("sample", False) is not False:
         return ("the batch engine plays policy files greedily (the argmax, as league snapshots play); leave out "
-                "sample=true, or use the one-game env AllFives-v0 (vec_env: batched in a training config)")
+                "sample=true, or use the one-game env AllFives-v0 (vec_env: dummy or subproc in a training config)")
     return None
 
 
 def _build_policy_twin(name: str, params: dict[str, Any], rules: Any, n: int, seed: int) -> BatchPolicyAgent:
     """A :class:`BatchPolicyAgent` playing the policy of ``ppo`` or a shipped policy: the file is opened by
     the registry's agent of that name, which checks what the single-seat env checks (the path, the
-    temperature, the file) with the same messages. ``seed`` is not needed: the argmax draws nothing."""
-    return BatchPolicyAgent(make_agent(name, **params).policy, rules, n)
+    temperature, the file) with the same messages. ``seed`` is not needed: the argmax draws nothing. An agent
+    registered with this twin that plays no policy file is refused: there is no policy to batch."""
+    agent = make_agent(name, **params)
+    if not isinstance(agent, PolicyAgent):
+        raise AgentError(f"agent {name!r} is registered with the policy batch twin but is a "
+                         f"{type(agent).__name__}, not a PolicyAgent: register it without batch=, or make it a "
+                         "PolicyAgent")
+    return BatchPolicyAgent(agent.policy, rules, n)
 
 
 #: The batch twin of ``ppo`` and the shipped policies, named on their registration lines (allfives_env.agents).

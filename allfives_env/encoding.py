@@ -41,7 +41,7 @@ from .core.view import PlayerView
 from .analysis import DOMINO, WINS, placement_features
 
 __all__ = [
-    "ACTION_FEATURES", "OBSERVATION_PIECES", "ObservationEncoder", "Piece", "action_name", "pieces_table", "decode_action", "encode_action", "num_actions", "observation_slices", "observation_table",
+    "ACTION_FEATURES", "OBSERVATION_PIECES", "ObservationEncoder", "ObservationShape", "Piece", "action_name", "pieces_table", "decode_action", "encode_action", "num_actions", "observation_shape", "observation_slices", "observation_table",
     "parse_action",
 ]
 
@@ -134,6 +134,35 @@ def observation_slices(players: int, tiles: TileSet, action_features: bool) -> d
     return slices
 
 
+class ObservationShape(NamedTuple):
+    """What an observation under ``rules`` is, without the encoder's per-seat buffers and tables: where each
+    piece lies, its size, the number of actions and the observation space's bounds. The encoder is built
+    from it, and a policy file's checks read it, so a policy opponent builds no encoder of its own."""
+
+    rules: Rules
+    action_features: bool
+    slices: dict[str, slice]
+    size: int
+    num_actions: int
+    low: np.ndarray
+    high: np.ndarray
+
+
+def observation_shape(rules: Rules, action_features: bool = False) -> ObservationShape:
+    """The :class:`ObservationShape` of ``rules`` (with the ``features`` piece if ``action_features``)."""
+    tiles = tile_set(rules.max_pip)
+    slices = observation_slices(rules.num_players, tiles, action_features)
+    size = max(s.stop for s in slices.values())
+    low = np.zeros(size, dtype=np.float32)
+    high = np.ones(size, dtype=np.float32)
+    low[slices["scores"]] = -SCORE_CLIP
+    high[slices["scores"]] = SCORE_CLIP
+    if action_features:
+        high[slices["features"]] = ACTION_FEATURE_HIGH
+    return ObservationShape(rules, bool(action_features), slices, size, num_actions(tiles, rules.may_draw_when_able),
+                            low, high)
+
+
 class ObservationEncoder:
     """Builds observation vectors, action masks and the full-information state for one rules object.
 
@@ -151,17 +180,11 @@ class ObservationEncoder:
         P = self.P = rules.num_players
         T = self.T = tiles.size
         V = self.V = tiles.num_values
-        self.slices = observation_slices(P, tiles, self.action_features)
-        self.size = max(s.stop for s in self.slices.values())
-        self.num_actions = num_actions(tiles, rules.may_draw_when_able)
-        low = np.zeros(self.size, dtype=np.float32)
-        high = np.ones(self.size, dtype=np.float32)
-        low[self.slices["scores"]] = -SCORE_CLIP
-        high[self.slices["scores"]] = SCORE_CLIP
+        shape = observation_shape(rules, self.action_features)
+        self.slices, self.size, self.num_actions, self.low, self.high = (shape.slices, shape.size, shape.num_actions,
+                                                                         shape.low, shape.high)
         if self.action_features:
-            high[self.slices["features"]] = ACTION_FEATURE_HIGH
             self._o_features = self.slices["features"].start
-        self.low, self.high = low, high
         # state: every hand (absolute seats), the boneyard's tiles, the public part seen by seat 0, the seat to act
         self.state_size = T * P + T + self.size + P
         s = self.slices
@@ -224,7 +247,7 @@ class ObservationEncoder:
         buf = self._seat_buffer(game, seat)
         if out is None:
             out = buf.copy()
-            self._write_public(game, seat, memoryview(out))
+            self._write_public(game, seat, out.data)  # out.data: memoryview(out)
         else:
             out[:] = buf
             self._write_public(game, seat, out)

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import secrets
 from collections.abc import Iterable
 from typing import Any, Optional, Sequence, Union
 
@@ -130,15 +131,15 @@ class AllFivesVectorEnv(gymnasium.vector.VectorEnv):
         setup = seat_setup(opponents, opponent_weights, partner, seat, reward, episode, action_features, rules, options)
         if not isinstance(record, (bool, np.bool_)):
             raise BatchError(f"record={short_repr(record)} is not allowed: give True or False")
-        specs = list(setup.opponents) + ([] if setup.partner is None else [setup.partner])
-        check_batch_specs(specs)
+        opponents = check_batch_specs(setup.opponents)
+        partner = None if setup.partner is None else check_batch_specs([setup.partner])[0]
         autoreset = _autoreset_mode(autoreset_mode)
         encoder = ObservationEncoder(setup.rules, setup.action_features)  # small: one game's bounds
         _check_memory(setup.rules, encoder, int(num_envs), bool(record))
         n = self.num_envs = int(num_envs)
         self.rules = rules = setup.rules
         self.reward_mode, self.episode, self.fixed_seat = setup.reward, setup.episode, setup.seat
-        self.partner = setup.partner
+        self.partner = partner
         self.record = bool(record)
         self.autoreset_mode = autoreset
         self.metadata = {**type(self).metadata, "autoreset_mode": self.autoreset_mode}
@@ -151,9 +152,9 @@ class AllFivesVectorEnv(gymnasium.vector.VectorEnv):
         self.players, self.sides = rules.num_players, rules.num_sides
         self.side_of_seat = np.array([rules.side_of(s) for s in range(self.players)], dtype=np.int64)
         self.pool = OpponentPool(rules, n)
-        self.pool.set_mixture(setup.opponents, setup.weights, np.arange(n))
-        self.opponent_specs, self.opponent_weights = list(setup.opponents), list(setup.weights)
-        self.partner_id = None if setup.partner is None else self.pool.ids([setup.partner])[0]
+        self.pool.set_mixture(opponents, setup.weights, np.arange(n))
+        self.opponent_specs, self.opponent_weights = opponents, list(setup.weights)
+        self.partner_id = None if partner is None else self.pool.ids([partner])[0]
         self.batch: Optional[BatchGame] = None
         self.rng: Optional[np.random.Generator] = None
         self.seats = np.zeros(n, dtype=np.int64)
@@ -182,22 +183,24 @@ class AllFivesVectorEnv(gymnasium.vector.VectorEnv):
         seed = check_seed(seed)
         if seed is None:  # on success the generator is replaced anyway: drawing from a copy changes nothing
             seed = int(copy.deepcopy(self.rng).integers(MAX_SEED)) if self.rng is not None else \
-                int(np.random.SeedSequence().entropy % MAX_SEED)
+                secrets.randbelow(MAX_SEED)  # fresh entropy from the OS, as numpy's own fresh seeds are
         rng = np.random.default_rng(seed)
         batch = BatchGame(self.rules, self.num_envs, seed=int(rng.integers(STREAM_LIMIT)),
                           stop_after_hand=self.episode == "hand", record=self.record)
         self.rng, self.batch = rng, batch  # nothing below can be refused
         self.pool.reseed(rng)
-        self._deal(self.rows)
-        self._play_opponents()
-        self._redeal_finished()
+        self._deal(batch, rng, self.rows)
+        self._play_opponents(batch)
+        self._redeal_finished(batch, rng)
         self.restart_next[:] = False
-        return self._observe(), self._infos()
+        return self._observe(batch), self._infos(batch)
 
-    def _deal(self, games: np.ndarray) -> None:
+    # The helpers below take the live batch (and generator) they are handed: reset makes them, step reads
+    # them once, and a helper never meets an env that has none.
+    def _deal(self, batch: BatchGame, rng: np.random.Generator, games: np.ndarray) -> None:
         """The learner's seat and the opponents of each (re)started game, drawn from its mixture."""
-        m, P, rng = len(games), self.players, self.rng
-        seats = np.full(m, self.fixed_seat, dtype=np.int64) if self.fixed_seat is not None else \
+        m, P = len(games), self.players
+        seats: np.ndarray = np.full(m, self.fixed_seat, dtype=np.int64) if self.fixed_seat is not None else \
             rng.integers(P, size=m)
         weights = self.pool.weights[games]
         cum = np.cumsum(weights, axis=1)
@@ -211,14 +214,14 @@ class AllFivesVectorEnv(gymnasium.vector.VectorEnv):
         who[at, seats] = -1
         self.seated[games] = who
         self.seats[games] = seats
-        scores = self.batch.scores[games]
+        scores = batch.scores[games]
         self.last_scores[games] = scores
         self.start_scores[games] = scores
 
-    def _play_opponents(self) -> None:
+    def _play_opponents(self, batch: BatchGame) -> None:
         """Step the opponents of every game, all kinds in lockstep, until each game is at the learner's turn
         or over."""
-        batch, rows = self.batch, self.rows
+        rows = self.rows
         while True:
             current = batch.current
             need = (current >= 0) & (current != self.seats)
@@ -231,32 +234,32 @@ class AllFivesVectorEnv(gymnasium.vector.VectorEnv):
                 actions[chosen] = self.pool.act(k, batch, chosen)[chosen]
             batch.step(actions)
 
-    def _redeal_finished(self) -> None:
+    def _redeal_finished(self, batch: BatchGame, rng: np.random.Generator) -> None:
         """Deal new episodes to the finished games until every game waits for the learner (a game can end
         before the learner's first decision in a one-hand episode)."""
         while True:
-            restarted = self.batch.reset_done()
+            restarted = batch.reset_done()
             if not restarted.any():
                 return
-            self._deal(np.flatnonzero(restarted))
-            self._play_opponents()
+            self._deal(batch, rng, np.flatnonzero(restarted))
+            self._play_opponents(batch)
 
     # -------------------------------------------------------------- stepping
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict]:
         """Play the learner's action in every game and the opponents' replies; observations, rewards
         (float64), terminated, truncated and infos of every game, with Gymnasium's autoreset."""
-        batch = self.batch
-        if batch is None:
+        batch, rng = self.batch, self.rng
+        if batch is None or rng is None:  # reset sets both; close drops the batch
             raise NotResetError("call reset() before step()")
         acts = integer_values(actions, "actions (one action id per game)", (self.num_envs,), error=IllegalActionError)
         waiting = ~self.restart_next
-        self._check_legal(acts, waiting)
+        self._check_legal(batch, acts, waiting)
         if self.restart_next.any():  # next_step mode: the games that ended at the last step start again
-            self._redeal_finished()
+            self._redeal_finished(batch, rng)
         batch.step(np.where(waiting, acts, -1))
-        self._play_opponents()
+        self._play_opponents(batch)
         done = batch.done
-        rewards = self._rewards(done, waiting)
+        rewards = self._rewards(batch, done, waiting)
         truncated = batch.truncated & done
         terminated = done & ~truncated
         infos: dict[str, Any] = {}
@@ -265,15 +268,15 @@ class AllFivesVectorEnv(gymnasium.vector.VectorEnv):
             final = self.observer.observe(batch, np.where(done, self.seats, (self.seats + 1) % self.players))
             final[~done] = 0.0
             infos = {"final_obs": final, "_final_obs": done.copy(),
-                     "final_info": self._infos(done, np.zeros_like(self.masks)), "_final_info": done.copy()}
-            self._redeal_finished()
+                     "final_info": self._infos(batch, done, np.zeros_like(self.masks)), "_final_info": done.copy()}
+            self._redeal_finished(batch, rng)
         else:
             self.restart_next = done
-        obs = self._observe()
-        infos.update(self._infos())
+        obs = self._observe(batch)
+        infos.update(self._infos(batch))
         return obs, rewards, terminated, truncated, infos
 
-    def _check_legal(self, acts: np.ndarray, waiting: np.ndarray) -> None:
+    def _check_legal(self, batch: BatchGame, acts: np.ndarray, waiting: np.ndarray) -> None:
         """An :class:`IllegalActionError` for the first game waiting for the learner whose action is not
         legal, naming it and its legal actions; before anything is applied."""
         in_range = (acts >= 0) & (acts < self.masks.shape[1])
@@ -284,16 +287,16 @@ class AllFivesVectorEnv(gymnasium.vector.VectorEnv):
             return
         i, action = int(bad[0]), int(acts[bad[0]])
         ids = np.flatnonzero(self.masks[i]).tolist()
-        names = ", ".join(action_name(a, self.batch.tiles) for a in ids)
-        what = (f"action {action} ({action_name(action, self.batch.tiles)})" if in_range[i]
+        names = ", ".join(action_name(a, batch.tiles) for a in ids)
+        what = (f"action {action} ({action_name(action, batch.tiles)})" if in_range[i]
                 else f"action {action} (out of range 0..{self.masks.shape[1] - 1})")
         raise IllegalActionError(f"env {i}: {what} is not legal for the learner (seat {int(self.seats[i])}); legal "
                                  f"actions: {names} (ids {ids}); nothing was applied")
 
-    def _rewards(self, done: np.ndarray, waiting: np.ndarray) -> np.ndarray:
+    def _rewards(self, batch: BatchGame, done: np.ndarray, waiting: np.ndarray) -> np.ndarray:
         """The learner's reward in every game (float64), as the single-seat env computes it; 0 for a game
         that only started again at this step."""
-        batch, rows = self.batch, self.rows
+        rows = self.rows
         scores = batch.scores.astype(np.int64)
         mine_side = self.side_of_seat[self.seats]
         if self.reward_mode == "points":
@@ -306,20 +309,21 @@ class AllFivesVectorEnv(gymnasium.vector.VectorEnv):
         results = side_rewards("win", scores - self.start_scores, done, batch.winner, hand=self.episode == "hand")
         return results[rows, mine_side]
 
-    def _observe(self) -> np.ndarray:
+    def _observe(self, batch: BatchGame) -> np.ndarray:
         """The learner's observation of every game (a new array), and the action masks of the next step: a
         new read-only array each step, so the info and :meth:`action_masks` hand it out without a copy and
         what a caller kept from an earlier step never changes."""
-        self.masks = self.batch.legal_mask()
+        self.masks = batch.legal_mask()
         self.masks.flags.writeable = False
-        return self.observer.observe(self.batch, self.seats)
+        return self.observer.observe(batch, self.seats)
 
-    def _infos(self, games: Optional[np.ndarray] = None, masks: Optional[np.ndarray] = None) -> dict[str, Any]:
+    def _infos(self, batch: BatchGame, games: Optional[np.ndarray] = None,
+               masks: Optional[np.ndarray] = None) -> dict[str, Any]:
         """Gymnasium's vector info of the single-seat env's info keys, for ``games`` (bool; default all);
         ``masks``: the action masks to report (default the learner's legal actions now)."""
         there = np.ones(self.num_envs, dtype=bool) if games is None else games
         info = {"action_mask": self.masks if masks is None else masks, "seat": self.seats.copy(),
-                "scores": self.batch.scores, "hand": self.batch.hand_number}
+                "scores": batch.scores, "hand": batch.hand_number}
         for key in list(info):
             info[f"_{key}"] = there.copy()
         return info
@@ -339,8 +343,8 @@ class AllFivesVectorEnv(gymnasium.vector.VectorEnv):
         array), each 0..num_envs-1 and given once, as stable-baselines3's ``env_method(indices=...)`` takes
         them; an empty one names no game, so nothing changes (the mixture is still checked). Bad input is an
         :class:`AgentError` (a spec, a weight, an index) and changes nothing."""
-        specs, mixture = opponent_mixture(opponents, weights)
-        check_batch_specs(specs)
+        given, mixture = opponent_mixture(opponents, weights)
+        specs = check_batch_specs(given)
         games = self.rows if indices is None else self._indices(indices)
         if not len(games):
             return

@@ -10,14 +10,21 @@ what lets the analysis and the search try a move without undoing it.
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 from .jit import njit
-from numba.cpython.unsafe.numbers import trailing_zeros
+from numba.cpython.unsafe.numbers import trailing_zeros as _trailing_zeros
 
 from .layout import (
     B_ALL_OPEN, B_ARM, B_DOUBLE, B_END, B_LEAD, B_SIDES_FIRST, B_SIZE, B_SNIFF, B_SPINNER, B_SPINNER_TILE,
     VALUE_BITS, WORD_BITS,
 )
+
+# The index of the lowest set bit of an integer (one machine instruction). A numba intrinsic: its Python
+# signature takes numba's typing context first, which numba supplies when a kernel calls it with the integer
+# alone; named here as what a kernel calls, so that the checker reads the calls below as they run.
+trailing_zeros: Callable[[int], int] = _trailing_zeros  # type: ignore[assignment]  # intrinsic, see above
 
 
 @njit(cache=True)

@@ -52,7 +52,7 @@ def next_random(g) -> np.uint64:
 
 
 @njit(cache=True)
-def random_below(g, k: int) -> int:
+def random_below(g, k: int) -> np.int64:
     """A uniform integer 0..k-1 from ``g``'s stream (multiply-shift on 32 bits; k is at most 91)."""
     return np.int64(((next_random(g) >> SHIFT32) * np.uint64(k)) >> SHIFT32)
 

@@ -20,7 +20,7 @@ boneyard as a placeholder for the compiled sampler (:mod:`.search`) to deal out.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Mapping, NamedTuple, Optional, Sequence
+from typing import Any, Mapping, NamedTuple, Optional, Sequence
 
 import numpy as np
 from .jit import njit
@@ -77,7 +77,7 @@ def turn_state(events: Sequence[object]) -> TurnState:
     seat's void pending until the tile is played.
     """
     last = events[-1] if events else None
-    pending = last.seat if type(last) is Draw and last.forced else -1  # type: ignore[union-attr]
+    pending = last.seat if type(last) is Draw and last.forced else -1
     passes = draws = 0
     counting_draws = True
     for k in range(len(events) - 1, -1, -1):
@@ -144,11 +144,12 @@ def check_hidden(view: PlayerView, other_hands: Mapping[int, int], boneyard: Seq
         if mask & placed:
             raise DealError(f"other_hands[{s}] shares tiles with another seat's hand")
         placed |= mask
+    listed: Optional[list[Any]]  # whatever the caller gave, until the checks below
     try:
-        given = list(boneyard)  # once: an iterator would be used up by the check
+        listed = list(boneyard)  # once: an iterator would be used up by the check
     except TypeError:  # not iterable
-        given = None
-    bone = [int(t) for t in given] if given is not None and all(is_integer(t) for t in given) else None
+        listed = None
+    bone = [int(t) for t in listed] if listed is not None and all(is_integer(t) for t in listed) else None
     rest = unseen & ~placed
     if bone is None or len(bone) != view.boneyard_size or len(set(bone)) != len(bone) \
             or any(not 0 <= t < tiles.size or not rest >> t & 1 for t in bone):
@@ -173,7 +174,7 @@ def public_vector(view: PlayerView, other_hands: Optional[Mapping[int, int]] = N
     for t, who in view.played:
         owner[t] = ON_TABLE + who
     size = view.boneyard_size
-    if other_hands is None:
+    if other_hands is None or boneyard is None:  # both or neither (checked above)
         bone = [t for t in range(T) if owner[t] == BONEYARD][:size]
     else:
         bone = check_hidden(view, other_hands, boneyard)

@@ -69,7 +69,7 @@ def next_u64(state: np.ndarray) -> np.uint64:
 
 
 @njit(cache=True)
-def below(state: np.ndarray, k: int) -> int:
+def below(state: np.ndarray, k: int) -> np.int64:
     """A uniform integer 0..k-1 (multiply-shift on 32 bits; k is small)."""
     return np.int64(((next_u64(state) >> SHIFT32) * np.uint64(k)) >> SHIFT32)
 
@@ -160,7 +160,7 @@ def deal_hidden(g, R: np.ndarray, unseen: np.ndarray, order: np.ndarray, pool: n
 
 # ---------------------------------------------------------------- rollouts
 @njit(cache=True)
-def greedy_action(g, R: np.ndarray) -> int:
+def greedy_action(g, R: np.ndarray) -> np.int64:
     """The greedy rollout's move: the most points now (a count that is a multiple of 5), ties to the
     heaviest tile, the first such in the legal order; "draw" is never chosen."""
     draw = R[DRAW_ACTION]
@@ -180,7 +180,7 @@ def greedy_action(g, R: np.ndarray) -> int:
 
 
 @njit(cache=True)
-def expert_action(g, R: np.ndarray, X) -> int:
+def expert_action(g, R: np.ndarray, X) -> np.int64:
     """The ``expert`` agent's move for the seat to act in ``g``, from what that seat sees (the other hands
     of a guess are unseen to it, as in play): the draw when it is all that is legal, a single placement as
     it is, else the first in legal order of its best placements by (value, tile pips). ``X``:
@@ -199,7 +199,7 @@ def expert_action(g, R: np.ndarray, X) -> int:
 
 
 @njit(cache=True)
-def rollout_action(g, R: np.ndarray, policy: int, epsilon: float, state: np.ndarray, X) -> int:
+def rollout_action(g, R: np.ndarray, policy: int, epsilon: float, state: np.ndarray, X) -> np.int64:
     """The rollout policy's move in ``g``: a forced move as it is; else ``random`` picks uniformly,
     ``epsilon`` does so with probability ``epsilon`` and is greedy otherwise, ``greedy`` always is, and
     ``expert`` plays :func:`expert_action`."""

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..core.errors import AllFivesError, short_repr as _r
 from ..core.rules import Rules
-from ..encoding import ACTION_FEATURES, OBS_LAYOUT_VERSION, ObservationEncoder
+from ..encoding import ACTION_FEATURES, OBS_LAYOUT_VERSION, ObservationShape, observation_shape
 from .activations import ACTIVATION_PARAMS, ACTIVATIONS
 from .errors import PolicyError
 
@@ -232,8 +232,8 @@ def _check_activation(header: dict, where: str) -> tuple[str, dict[str, float]]:
     return activation, {k: float(v) for k, v in params.items()}
 
 
-def _check_rules(header: dict, where: str) -> tuple[Rules, ObservationEncoder]:
-    """The header's rules and the encoder of its observations (with the action features if it says so)."""
+def _check_rules(header: dict, where: str) -> tuple[Rules, ObservationShape]:
+    """The header's rules and the shape of its observations (with the action features if it says so)."""
     features = header.get("action_features", False)
     if not isinstance(features, (bool, np.bool_)):
         raise _field_error(where, "action_features", features)
@@ -242,7 +242,7 @@ def _check_rules(header: dict, where: str) -> tuple[Rules, ObservationEncoder]:
         raise _field_error(where, "rules", rules, "an object of rules options (Rules.to_dict())")
     try:
         r = Rules.from_options(rules)
-        enc = ObservationEncoder(r, bool(features))
+        enc = observation_shape(r, bool(features))
     except AllFivesError as exc:
         raise PolicyError(f"{where}: header field rules is not valid rules: {exc}") from None
     except (TypeError, ValueError, ArithmeticError, RecursionError) as exc:
@@ -250,7 +250,7 @@ def _check_rules(header: dict, where: str) -> tuple[Rules, ObservationEncoder]:
     return r, enc
 
 
-def _check_spaces(obs_size: int, num_actions: int, enc: ObservationEncoder, where: str) -> None:
+def _check_spaces(obs_size: int, num_actions: int, enc: ObservationShape, where: str) -> None:
     """``obs_size`` and ``num_actions`` are those of the header's rules."""
     r = enc.rules
     if obs_size != enc.size:
@@ -287,7 +287,7 @@ def check_header(header: Any, where: str) -> Layout:
     return layout
 
 
-def _check_scorer(spec: Any, enc: ObservationEncoder, where: str) -> Optional[dict]:
+def _check_scorer(spec: Any, enc: ObservationShape, where: str) -> Optional[dict]:
     """The action scorer's description: it must read exactly the features slice of the observation."""
     if spec is None:
         return None

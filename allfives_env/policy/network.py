@@ -14,7 +14,7 @@ import numpy as np
 
 from ..core.errors import short_repr as _r
 from ..core.rules import Rules
-from ..encoding import ObservationEncoder
+from ..encoding import observation_shape
 from .activations import ACTIVATION_BOUNDS, ACTIVATIONS
 from .errors import PolicyError
 from .header import Layout, check_header
@@ -268,7 +268,7 @@ class NumpyPolicy:
                     f"{where} was trained for {key}={self.rules[key]!r}, but this game has {key}={given[key]!r}; "
                     f"a policy only plays games with the same {', '.join(OBSERVATION_RULES)}"
                 )
-        enc = ObservationEncoder(r, self.action_features)
+        enc = observation_shape(r, self.action_features)
         if (enc.size, enc.num_actions) != (self.obs_size, self.num_actions):
             raise PolicyError(
                 f"{where} expects observations of {self.obs_size} and {self.num_actions} actions, but this game has "
