@@ -309,3 +309,19 @@ def test_the_env_builds_one_observation_encoder_and_one_layout(monkeypatch: pyte
     env.reset(seed=1)
     assert len(built) == 1, built
     assert env.batch is not None and env.batch.layout is layout.layout_for(env.rules)
+
+
+def test_the_policy_twin_refuses_an_agent_that_plays_no_policy_file() -> None:
+    """An agent registered with the policy files' batch twin but playing no policy has no policy to batch: the
+    vector env refuses it with an AgentError naming it, instead of failing inside the twin."""
+    from allfives_env.agents import RandomAgent
+    from allfives_env.agents.registry import register_agent, unregister_agent
+    from allfives_env.batch_opponents import POLICY_TWIN
+
+    register_agent("not-a-policy", RandomAgent, batch=POLICY_TWIN)
+    try:
+        with pytest.raises(AgentError, match="'not-a-policy' is registered with the policy batch twin but is a "
+                                             "RandomAgent"):
+            AllFivesVectorEnv(2, opponents=["not-a-policy"])
+    finally:
+        unregister_agent("not-a-policy")
