@@ -24,7 +24,7 @@ from .layout import (
 # The index of the lowest set bit of an integer (one machine instruction). A numba intrinsic: its Python
 # signature takes numba's typing context first, which numba supplies when a kernel calls it with the integer
 # alone; named here as what a kernel calls, so that the checker reads the calls below as they run.
-trailing_zeros: Callable[[int], int] = _trailing_zeros  # type: ignore[assignment]  # intrinsic, see above
+trailing_zeros: Callable[[int], int] = _trailing_zeros  # type: ignore[assignment]  # numba adds the context
 
 
 @njit(cache=True)

@@ -297,8 +297,7 @@ def prepare_cache() -> bool:
     (no writable cache directory, or a stale file that cannot be deleted), which is said once."""
     directory = cache_directory()
     if directory is None:
-        # numba.config copies its settings into its module globals at run time, so no declaration names them
-        setting = numba.config.CACHE_DIR or "unset"  # type: ignore[attr-defined]  # set at run time, see above
+        setting = numba.config.CACHE_DIR or "unset"  # type: ignore[attr-defined]  # numba sets it at run time
         _notice(f"numba has no writable directory for the compiled kernels' cache (NUMBA_CACHE_DIR is "
                 f"{setting}; {_PACKAGE / '__pycache__'} and the user cache directory are not writable): "
                 "compiling them in memory in every process, which slows each start. Set NUMBA_CACHE_DIR "
