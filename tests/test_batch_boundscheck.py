@@ -26,7 +26,8 @@ TIME_LIMIT = 1500  # seconds: a cold compile of every kernel with checks on a sl
 
 
 def test_the_batch_suite_passes_with_numba_bounds_checks(request: pytest.FixtureRequest) -> None:
-    cache = request.config.cache.mkdir("numba-boundscheck") if request.config.cache else None
+    pytest_cache = getattr(request.config, "cache", None)  # absent under -p no:cacheprovider
+    cache = pytest_cache.mkdir("numba-boundscheck") if pytest_cache is not None else None
     env = {**os.environ, "NUMBA_BOUNDSCHECK": "1",
            "PYTHONPATH": os.pathsep.join([str(HERE.parent), os.environ.get("PYTHONPATH", "")])}
     if cache is not None:

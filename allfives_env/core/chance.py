@@ -20,32 +20,18 @@ from __future__ import annotations
 
 from fractions import Fraction
 from math import comb
-from typing import TYPE_CHECKING, Any, NamedTuple, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
+from .chance_node import CHANCE, ChanceNode
 from .errors import DealError, IllegalActionError, RulesError, SeedError, short_repr
 from .values import is_integer
+
+__all__ = ["CHANCE", "ChanceNode", "ExplicitChance", "check_chance", "deal_outcomes", "is_deal_outcome"]
 
 if TYPE_CHECKING:  # the game's parts this mixin works on: named for the type checker only
     from .deal import _HandStart
     from .rules import Rules
     from .tiles import TileSet
-
-#: The chance node kinds (see the module doc).
-CHANCE_KINDS = ("deal", "pick", "draw", "opening_draw")
-#: ``Game.current`` at a chance node (-1 is a finished game; seats are 0 and up).
-CHANCE = -2
-
-
-class ChanceNode(NamedTuple):
-    """The chance node a game with explicit chance waits at: its ``kind`` (:data:`CHANCE_KINDS`), the seat
-    that draws (-1 for a deal or a pick), whether that draw is forced (False for a chosen draw), and for a
-    pick the number of choices."""
-
-    kind: str
-    seat: int = -1
-    forced: bool = False
-    choices: int = 0
-
 
 def _tiles_above(dealt: Sequence[int], hand_size: int, tile_count: int) -> tuple[list[int], int]:
     """The tiles the current seat's next dealt tile may be (above its last one, not dealt yet) and how many

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Mapping, NamedTuple, Optional, Sequence
 import numpy as np
 
 from .board import Board
-from .chance import ChanceNode
+from .chance_node import ChanceNode
 from .errors import DealError, short_repr
 from .events import Draw, Event, HandStart
 from .rules import Rules
