@@ -68,7 +68,10 @@ class BatchPolicyAgent:
     """A policy played in every game at once: one forward pass over the observations of the seats to
     act, the highest legal logit (the first of equal maxima, as :class:`~allfives_env.agents.PolicyAgent`).
     Takes the policy loaded (by the registry's agent, :func:`make_batch_opponent`), so that a file is read
-    once, when the opponent joins, and never again while it plays."""
+    once, when the opponent joins, and never again while it plays.
+
+    Its moves are checked when applied (no ``legal_by_construction``): the argmax of a row whose legal
+    logits are all ``-inf`` would name action 0, legal or not."""
 
     def __init__(self, policy: NumpyPolicy, rules: Any, n: int) -> None:
         self.policy = policy
@@ -164,6 +167,7 @@ class OpponentPool:
         self.specs: list[str] = []
         self.agents: list[Any] = []
         self.where: list[bool] = []
+        self.legal_by_construction: list[bool] = []
         self.weights = np.zeros((n, 0))
         self.rng = np.random.default_rng(0)
 
@@ -183,9 +187,11 @@ class OpponentPool:
                 self.specs.append(spec)
                 self.agents.append(None)
                 self.where.append(False)
+                self.legal_by_construction.append(False)
                 self.weights = np.concatenate([self.weights, np.zeros((self.n, 1))], axis=1)
             k = self.specs.index(spec)
             self.agents[k], self.where[k] = agent, takes_where(agent)
+            self.legal_by_construction[k] = getattr(agent, "legal_by_construction", False) is True
         return [self.specs.index(spec) for spec in specs]
 
     def set_mixture(self, specs: Sequence[str], weights: np.ndarray, games: np.ndarray) -> None:

@@ -229,10 +229,15 @@ class AllFivesVectorEnv(gymnasium.vector.VectorEnv):
                 return
             ids = np.where(need, self.seated[rows, current], -1)
             actions = np.full(self.num_envs, -1, dtype=np.int64)
+            trusted = True
             for k in np.flatnonzero(np.bincount(ids[need])).tolist():
                 chosen = ids == k
                 actions[chosen] = self.pool.act(k, batch, chosen)[chosen]
-            batch.step(actions)
+                trusted = trusted and self.pool.legal_by_construction[k]
+            if trusted:  # the library's own batch agents choose from the legal sets: no second scan
+                batch.step_legal(actions)
+            else:  # a twin registered by a user: its moves are checked as a public step checks them
+                batch.step(actions)
 
     def _redeal_finished(self, batch: BatchGame, rng: np.random.Generator) -> None:
         """Deal new episodes to the finished games until every game waits for the learner (a game can end
@@ -256,7 +261,7 @@ class AllFivesVectorEnv(gymnasium.vector.VectorEnv):
         self._check_legal(batch, acts, waiting)
         if self.restart_next.any():  # next_step mode: the games that ended at the last step start again
             self._redeal_finished(batch, rng)
-        batch.step(np.where(waiting, acts, -1))
+        batch.step_legal(np.where(waiting, acts, -1))  # _check_legal has checked them against the masks
         self._play_opponents(batch)
         done = batch.done
         rewards = self._rewards(batch, done, waiting)

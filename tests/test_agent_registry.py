@@ -155,3 +155,35 @@ def test_a_twin_that_fails_plainly_is_an_agent_error(monkeypatch: pytest.MonkeyP
         make_batch_opponent("test-broken-twin", Rules.from_options({}), 2, 0)
     with pytest.raises(AgentError, match="no such table"):
         AllFivesVectorEnv(num_envs=2, opponents=["test-broken-twin"])
+
+
+class IllegalBatch(FirstLegalBatch):
+    """A buggy twin: an action that is in range but illegal (the first legal action's id plus one that is not
+    legal), the mistake a user's twin can make."""
+
+    def act(self, batch: Any, where: Optional[np.ndarray] = None) -> np.ndarray:
+        live = batch.current >= 0
+        rows = live if where is None else live & where
+        masks = batch.legal_mask()
+        out = np.where(rows, np.argmin(masks, axis=1), -1)  # the first action id that is NOT legal
+        return out.astype(np.int64)
+
+
+def test_a_users_twin_is_checked_while_the_librarys_own_are_trusted() -> None:
+    """The library's compiled agents choose from the legal lists, so the vector env applies their moves
+    without a second scan; a user's twin is checked as a public step is: its illegal move is an
+    IllegalActionError naming the game, not a corrupted game."""
+    register_agent("test-illegal-twin", FirstLegalAgent, batch=lambda name, params, rules, n, seed: IllegalBatch(n, seed))
+    try:
+        with pytest.raises(Exception) as refused:
+            env = AllFivesVectorEnv(num_envs=4, opponents=["test-illegal-twin"], num_players=2, seat=1)
+            env.reset(seed=1)  # seat 0 is the twin's, and it leads first in some games
+            for _ in range(4):
+                masks = env.action_masks()
+                env.step(np.array([np.flatnonzero(m)[0] if m.any() else 0 for m in masks], dtype=np.int64))
+        assert type(refused.value).__name__ == "IllegalActionError" and "is not legal" in str(refused.value)
+    finally:
+        unregister_agent("test-illegal-twin")
+    env = AllFivesVectorEnv(num_envs=2, opponents=["random", "expert", "ppo-2p"], num_players=2)
+    trusted = dict(zip(env.pool.specs, env.pool.legal_by_construction))
+    assert trusted == {"random": True, "expert": True, "ppo-2p": False}

@@ -160,3 +160,31 @@ def test_a_second_process_loads_the_kernels_from_the_cache() -> None:
     out = subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, text=True, env=env, timeout=600)
     hits, misses = map(int, out.stdout.split())
     assert hits >= 4 and misses == 0
+
+
+def test_step_legal_checks_shape_dtype_and_range_but_trusts_legality() -> None:
+    """The trusted path of the library's own agents: what the kernels index with is still checked (numba
+    has no bounds checks), a refused call changes nothing, and legal actions play as step plays them."""
+    rules = Rules(num_players=2)
+    batch, twin = (BatchGame(rules, 6, seed=4, stop_after_hand=True) for _ in range(2))
+    before = batch.S.copy()
+    for bad, error in (([0] * 5, IllegalActionError), (np.zeros(6, np.float64) + 0.5, IllegalActionError),
+                       (np.full(6, batch.num_actions, np.int64), IllegalActionError),
+                       (np.full(6, -2, np.int64), IllegalActionError)):
+        with pytest.raises(error):
+            batch.step_legal(bad)
+        assert _same_records(batch.S, before)
+    states = np.arange(6, dtype=np.uint64)
+    for _ in range(200):
+        if batch.done.all():
+            break
+        acts = batch.random_actions(states)
+        batch.step_legal(acts)
+        twin.step(acts)
+        assert _same_records(batch.S, twin.S)
+    assert batch.done.all()
+
+
+def _same_records(a: np.ndarray, b: np.ndarray) -> bool:
+    """Every field of two batches' game records equal (a copy's alignment padding is not copied)."""
+    return all(np.array_equal(a[name], b[name]) for name in a.dtype.names)

@@ -214,6 +214,10 @@ class BatchAgent:
     :meth:`act` gives one move per game; :meth:`values` the values and tied-best placements behind it.
     """
 
+    #: Every move is read from the game's own legal list (the kernels pick an index into it), so a front end
+    #: may apply them with :meth:`~.engine.BatchGame.step_legal`, without a second legality scan.
+    legal_by_construction = True
+
     def __init__(self, name: str, seed: int, n: int, weights: Optional[dict[str, float]] = None) -> None:
         """Checked arguments only: :func:`make_batch_agent` checks them."""
         self.name = name

@@ -203,8 +203,21 @@ class BatchGame(KernelBatch):
             raise IllegalActionError(self._illegal_message(bad, acts[bad]))
         self._step_checked(acts)
 
+    def step_legal(self, actions: Any) -> None:
+        """:meth:`step` for actions the caller already knows to be legal: the library's own batch agents,
+        which choose from each game's legal set, and the vector env's learner actions, checked against the
+        masks with the env's own message. The legality scan is skipped; the shape, the dtype and the range
+        (-1, or an action id 0..num_actions-1) are still checked, because the compiled kernels index arrays
+        with them and have no bounds checks. An in-range action that is not legal is the caller's bug: use
+        :meth:`step` for anything a user chose."""
+        acts = self._checked_actions(actions)
+        if acts.size and (acts.min() < -1 or acts.max() >= self.num_actions):
+            bad = int(np.flatnonzero((acts < -1) | (acts >= self.num_actions))[0])
+            raise IllegalActionError(self._illegal_message(bad, int(acts[bad])))
+        self._step_checked(acts)
+
     def _step_checked(self, acts: np.ndarray) -> None:
-        """Step with actions already known to be legal (the batch agents' own choices)."""
+        """Step with actions already known to be legal and in range."""
         most = kernels.step_games(self.S, self._R, acts, *self._kit(), self._log)
         if self.record and most >= self._log.shape[1]:
             self._grow_log(most)
