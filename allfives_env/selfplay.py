@@ -59,6 +59,7 @@ from .batch.checks import MAX_GAMES, integer_values
 from .batch.layout import BONEYARD
 from .batch.observe import BatchObserver
 from .batch_opponents import STREAM_LIMIT
+from .core.actions import action_name
 from .core.errors import BatchError, IllegalActionError, NotResetError, SeedError, short_repr
 from .core.outcome import side_rewards
 from .core.rules import rules_from
@@ -235,7 +236,12 @@ class AllFivesSelfPlayEnv:
         if legal.all() or (legal | ~waiting).all():
             return
         i = int(np.flatnonzero(waiting & ~legal)[0])
-        raise IllegalActionError(batch._illegal_message(i, int(acts[i])) + "; nothing was applied")
+        action, ids = int(acts[i]), batch.legal_actions(i)
+        what = (f"action {action} ({action_name(action, batch.tiles)})" if in_range[i]
+                else f"action {action} (out of range 0..{masks.shape[1] - 1})")
+        raise IllegalActionError(f"game {i}: {what} is not legal for seat {int(self.seats[i])}, the seat to act; "
+                                 f"legal actions: {', '.join(action_name(a, batch.tiles) for a in ids)} (ids {ids}); "
+                                 "nothing was applied")
 
     def _rewards(self, batch: BatchGame, scores: np.ndarray, before: Optional[np.ndarray],
                  done: np.ndarray) -> np.ndarray:

@@ -286,6 +286,29 @@ def test_privileged_outputs_only_when_asked_for_by_name() -> None:
     assert PRIVILEGED_OUTPUTS == ("state",)
 
 
+def test_a_step_makes_one_batch_step_one_mask_and_one_observation(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hot path stays lean: per step (next_step mode, no privileged output) one ``BatchGame.step``, one
+    ``legal_mask`` and one ``observe`` of every game, whatever ends or starts again."""
+    from allfives_env.batch import BatchGame
+    from allfives_env.batch.observe import BatchObserver
+
+    env = AllFivesSelfPlayEnv(32, episode="hand")
+    env.reset(seed=0)
+    calls: dict[str, int] = {"step": 0, "legal_mask": 0, "observe": 0}
+    for cls, name in ((BatchGame, "step"), (BatchGame, "legal_mask"), (BatchObserver, "observe")):
+        def counted(self: Any, *args: Any, _name: str = name, _real: Any = getattr(cls, name), **kw: Any) -> Any:
+            calls[_name] += 1
+            return _real(self, *args, **kw)
+
+        monkeypatch.setattr(cls, name, counted)
+    rng = np.random.default_rng(0)
+    ended = 0
+    for k in range(1, 41):
+        ended += int(env.step(_random_actions(env, rng))[2].sum())
+        assert calls == {"step": k, "legal_mask": k, "observe": k}
+    assert ended > 0
+
+
 # ----------------------------------------------------------------------------------------------- bad input
 @pytest.mark.parametrize("num_envs", [0, -3, 1.5, True, "4", None, 2**40])
 def test_a_bad_number_of_games_is_refused(num_envs: Any) -> None:
@@ -329,8 +352,9 @@ def test_bad_actions_are_refused_and_change_nothing() -> None:
     bad[2] = illegal
     seat = int(seats[2])
     legal = np.flatnonzero(masks[2]).tolist()
-    with pytest.raises(IllegalActionError, match=rf"game 2: action {illegal} .* is not legal for seat {seat}; legal "
-                                                 rf"actions: .*\(ids {re.escape(str(legal))}\); nothing was applied"):
+    words = (rf"game 2: action {illegal} .* is not legal for seat {seat}, the seat to act; legal actions: "
+             rf".*\(ids {re.escape(str(legal))}\); nothing was applied")
+    with pytest.raises(IllegalActionError, match=words):
         env.step(bad)
     for actions, words in ((np.zeros(3, dtype=np.int64), "shape"), (np.zeros(4, dtype=np.float32), "dtype"),
                            (np.zeros((4, 1), dtype=np.int64), "shape"), ([0, 1, "a", 3], "integer"),
