@@ -298,6 +298,20 @@ def vector_throughput() -> str:
     return table + "\n\n" + _self_described(data, "vector_throughput.json")
 
 
+def selfplay_throughput() -> str:
+    """The self-play env's decisions/s against the vector env's learner steps/s, in one run
+    (benchmarks/selfplay_throughput.py)."""
+    data = _load("selfplay_throughput.json")
+    rows = [[f"self-play env, {data['num_envs']} games, every seat acted for (decisions/s)",
+             _k(data["selfplay_decisions_per_s"]), f"≥ {_k(data['target_decisions_per_s'])}"],
+            [f"vector env, {data['num_envs']} games, `random` opponents (learner steps/s)",
+             _k(data["vector_steps_per_s"]), ""],
+            ["ratio, self-play env / vector env", f"{data['ratio_vs_vector']:.2f}×", ""],
+            ["build and first reset (numba cache warm)", f"{data['first_reset_s']:.2f} s", ""]]
+    table = _rows(["one pinned core, observations on", "measured", "target"], ["---", "---:", "---:"], rows)
+    return table + "\n\n" + _self_described(data, "selfplay_throughput.json")
+
+
 def torchrl_ppo() -> str:
     """examples/torchrl_ppo.py's run: the trained policy against ``random`` on fresh evaluation seeds."""
     data = _load("torchrl_ppo.json")
@@ -471,6 +485,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "batch_throughput": batch_throughput,
     "throughput": throughput,
     "vector_throughput": vector_throughput,
+    "selfplay_throughput": selfplay_throughput,
     "torchrl_ppo": torchrl_ppo,
     "cleanrl_ppo": cleanrl_ppo,
     "cleanrl_speed": cleanrl_speed,

@@ -183,7 +183,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("env", ("allfives_env.env", "allfives_env.allfives_v0", "allfives_env")),
     ("agents", ("allfives_env.agents", "allfives_env.agents.*")),
     ("games between agents", ("allfives_env.seat_setup", "allfives_env.single_seat", "allfives_env.match",
-                              "allfives_env.batch_opponents", "allfives_env.vector",
+                              "allfives_env.batch_opponents", "allfives_env.vector", "allfives_env.selfplay",
                               "allfives_env.play")),
     ("evaluation", ("allfives_env.evaluation", "allfives_env.evaluation.*")),
     ("openspiel", ("allfives_env.openspiel", "allfives_env.openspiel.*")),
