@@ -67,7 +67,7 @@ from .core.seeds import MAX_SEED, check_seed
 from .core.values import is_integer
 from .encoding import ObservationEncoder
 from .env_args import check_action_features, check_episode, check_reward
-from .vector import _autoreset_mode, _check_memory
+from .vector import check_autoreset_mode, check_memory
 
 __all__ = ["PRIVILEGED_OUTPUTS", "AllFivesSelfPlayEnv"]
 
@@ -108,13 +108,13 @@ class AllFivesSelfPlayEnv:
         action_features = check_action_features(action_features)
         if not isinstance(record, (bool, np.bool_)):
             raise BatchError(f"record={short_repr(record)} is not allowed: give True or False")
-        self.autoreset_mode = _autoreset_mode(autoreset_mode)
+        self.autoreset_mode = check_autoreset_mode(autoreset_mode)
         self.privileged = _check_privileged(privileged)
         encoder = ObservationEncoder(rules, action_features)  # small: one game's bounds and sizes
         # the vector env's check counts 18 bytes an observation float a game (its batched space's bounds and
         # two observation arrays); this env keeps no batched space, and the states it may add are smaller
         # than an observation each, so the same check is a safe bound here
-        _check_memory(rules, encoder, int(num_envs), bool(record))
+        check_memory(rules, encoder, int(num_envs), bool(record))
         n = self.num_envs = int(num_envs)
         self.num_players, self.num_sides = rules.num_players, rules.num_sides
         self.record = bool(record)

@@ -87,7 +87,7 @@ def _bytes_per_game(rules: Any, encoder: ObservationEncoder, record: bool) -> in
     return batch_memory_needed(rules, 1, record) + 18 * encoder.size + 2 * encoder.num_actions
 
 
-def _check_memory(rules: Any, encoder: ObservationEncoder, num_envs: int, record: bool) -> None:
+def check_memory(rules: Any, encoder: ObservationEncoder, num_envs: int, record: bool) -> None:
     """A :class:`BatchError` naming the memory ``num_envs`` games need and a ``num_envs`` that fits, before
     anything of that size is allocated (a batch too large for the machine would otherwise fail with
     numpy's raw ``MemoryError`` half-built, or swap)."""
@@ -103,7 +103,7 @@ def _check_memory(rules: Any, encoder: ObservationEncoder, num_envs: int, record
                      f"{available / 2**30:.1f} GiB of memory available: {advice}")
 
 
-def _autoreset_mode(value: Any) -> AutoresetMode:
+def check_autoreset_mode(value: Any) -> AutoresetMode:
     """``value`` (a name or Gymnasium's enum) as the enum, or a :class:`BatchError` naming the choices."""
     for name, mode in AUTORESET_MODES.items():
         if value == name or value is mode:
@@ -133,9 +133,9 @@ class AllFivesVectorEnv(gymnasium.vector.VectorEnv):
             raise BatchError(f"record={short_repr(record)} is not allowed: give True or False")
         opponents = check_batch_specs(setup.opponents)
         partner = None if setup.partner is None else check_batch_specs([setup.partner])[0]
-        autoreset = _autoreset_mode(autoreset_mode)
+        autoreset = check_autoreset_mode(autoreset_mode)
         encoder = ObservationEncoder(setup.rules, setup.action_features)  # small: one game's bounds
-        _check_memory(setup.rules, encoder, int(num_envs), bool(record))
+        check_memory(setup.rules, encoder, int(num_envs), bool(record))
         n = self.num_envs = int(num_envs)
         self.rules = rules = setup.rules
         self.reward_mode, self.episode, self.fixed_seat = setup.reward, setup.episode, setup.seat
