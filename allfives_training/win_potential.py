@@ -73,7 +73,8 @@ class WinTable:
 
     def potential(self, scores: np.ndarray) -> np.ndarray:
         """float64 ``scores.shape``: each side's chance to win from ``scores`` (``(..., sides)``, the sides' points)."""
-        need = needs_in_fives(scores, self.rules.target)
+        # a side below zero (rules that allow negative scores) reads the table's last row, as the build counts it
+        need = np.minimum(needs_in_fives(scores, self.rules.target), len(self.probability) - 1)
         sides = need.shape[-1]
         if sides != self.rules.num_sides:
             raise WinTableError(f"scores have {sides} sides, the table's rules have {self.rules.num_sides}")
@@ -209,7 +210,7 @@ def _race_rules(rules: Rules) -> dict[str, Any]:
 def save_win_table(table: WinTable, path: Union[str, Path]) -> None:
     """Write ``table`` as JSON (the rules it was made for, how, and the probabilities)."""
     data = {"format": FORMAT, "version": VERSION, "rules": table.rules.to_dict(), "games": table.games,
-            "seed": table.seed, "probability": table.probability.round(6).tolist()}
+            "seed": table.seed, "probability": table.probability.tolist()}
     Path(path).write_text(json.dumps(data) + "\n", encoding="utf-8")
 
 
