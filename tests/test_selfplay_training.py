@@ -1,0 +1,167 @@
+"""The self-play recipe (allfives_training/selfplay/): its config, the league's seating, the actor's export and
+start, a short run end to end, and a resume that repeats an uninterrupted run exactly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+from allfives_env.core import Rules
+from allfives_env.policy import load_policy
+from allfives_training.schema import ConfigError
+from allfives_training.selfplay.__main__ import main as selfplay_main
+from allfives_training.selfplay.config import load_selfplay_config, selfplay_config_from
+from allfives_training.selfplay.league import League
+from allfives_training.selfplay.network import NetShape, SelfPlayNet, export_actor
+from allfives_training.selfplay.trainer import SelfPlayTrainer, load_actor
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def tiny(tmp_path: Path, **changes: Any) -> dict[str, Any]:
+    """A run of a few seconds: 8 games x 6 steps an update, small networks, a tiny win table."""
+    raw: dict[str, Any] = {
+        "name": "tiny_selfplay", "seed": 3, "total_steps": 10**6, "rules": {"num_players": 2, "target": 60},
+        "env": {"num_envs": 8, "steps": 6, "potential_games": 20},
+        "network": {"hidden": 16, "scorer_hidden": 8},
+        "ppo": {"minibatches": 2, "epochs": 1},
+        "league": {"self_play": 0.5, "opponents": {"greedy": 1.0, "random": 1.0}, "snapshot_every": 2,
+                   "max_snapshots": 2},
+        "evaluation": {"every": 0, "games": 2, "final_games": 2, "baselines": ["random"], "processes": 1},
+        "checkpoint": {"every": 2, "keep": 2},
+        "output": {"dir": str(tmp_path / "runs")},
+    }
+    for key, value in changes.items():
+        section, _, name = key.partition(".")
+        if name:
+            raw[section][name] = value
+        else:
+            raw[section] = value
+    return raw
+
+
+def test_the_shipped_recipe_config_loads_and_bad_keys_are_refused() -> None:
+    for path in sorted((ROOT / "configs").glob("selfplay_*.yaml")):
+        assert load_selfplay_config(path).name == path.stem
+    with pytest.raises(ConfigError, match="did you mean 'num_envs'"):
+        selfplay_config_from({"env": {"num_envz": 8}})
+    with pytest.raises(ConfigError, match="network.critic: must be one of"):
+        selfplay_config_from({"network": {"critic": "oracle"}})
+    with pytest.raises(ConfigError, match="no batch implementation"):
+        selfplay_config_from({"league": {"opponents": {"pimc": 1.0}}})
+    with pytest.raises(ConfigError, match="start: .* is not a file"):
+        selfplay_config_from({"start": "/no/such/policy.npz"})
+
+
+@pytest.mark.parametrize("players, partnership", [(2, False), (3, False), (4, True)])
+def test_the_league_seats_one_side_or_every_seat(players: int, partnership: bool) -> None:
+    rules = Rules(num_players=players, partnership=partnership)
+    cfg = selfplay_config_from({"rules": rules.to_dict(), "league": {"self_play": 0.3,
+                                                                       "opponents": {"greedy": 1.0, "random": 1.0}}})
+    league = League(cfg.league, rules, 400)
+    league.restart(np.random.default_rng(0))
+    side_of = np.array([rules.side_of(s) for s in range(players)])
+    everyone = league.learner.all(axis=1)
+    assert 0.2 < everyone.mean() < 0.4
+    for game in np.flatnonzero(~everyone):
+        learner_sides = set(side_of[league.learner[game]].tolist())
+        assert len(learner_sides) == 1  # one whole side: both partners in a partnership
+        for side in set(range(rules.num_sides)) - learner_sides:
+            assert len(set(league.opponent[game, side_of == side].tolist())) == 1  # one opponent per side
+    assert (league.opponent[everyone] == -1).all() and (league.opponent[~league.learner] >= 0).all()
+
+
+def test_an_exported_actor_plays_as_the_network_and_starts_a_new_one(tmp_path: Path) -> None:
+    rules = Rules(num_players=2)
+    shape = NetShape.of(rules)
+    torch.manual_seed(0)
+    net = SelfPlayNet(shape, 16, 8)
+    with torch.no_grad():
+        for p in net.parameters():
+            p.add_(0.1 * torch.randn_like(p))
+    from allfives_env.batch import BatchGame
+
+    batch = BatchGame(rules, 32, seed=5)
+    obs = batch.observe(action_features=True)
+    mask = batch.legal_mask()
+    path = export_actor(net, rules, tmp_path / "actor.npz")
+    expected = net.logits(torch.from_numpy(obs), torch.from_numpy(mask)).detach().numpy()
+    np.testing.assert_allclose(load_policy(str(path)).logits(obs), expected, atol=1e-5)
+    other = SelfPlayNet(shape, 16, 8)
+    load_actor(other, str(path))
+    np.testing.assert_allclose(other.logits(torch.from_numpy(obs), torch.from_numpy(mask)).detach().numpy(), expected,
+                               atol=1e-5)
+    with pytest.raises(Exception, match="network.hidden must match"):
+        load_actor(SelfPlayNet(shape, 32, 8), str(path))
+
+
+def _weights(trainer: SelfPlayTrainer) -> dict[str, np.ndarray]:
+    return {k: v.detach().numpy().copy() for k, v in trainer.net.state_dict().items()}
+
+
+@pytest.mark.parametrize("critic", ["full", "own"])
+def test_a_resumed_run_repeats_the_uninterrupted_one_exactly(tmp_path: Path, critic: str) -> None:
+    straight = SelfPlayTrainer(selfplay_config_from(tiny(tmp_path, **{"network.critic": critic})),
+                               tmp_path / "straight", log=lambda line: None)
+    straight.train(stop_after=4)
+    first = SelfPlayTrainer(selfplay_config_from(tiny(tmp_path, **{"network.critic": critic})), tmp_path / "cut",
+                            log=lambda line: None)
+    first.train(stop_after=2)
+    del first
+    resumed = SelfPlayTrainer(selfplay_config_from(tiny(tmp_path, **{"network.critic": critic})), tmp_path / "cut",
+                              log=lambda line: None)
+    assert resumed.update == 2
+    resumed.train(stop_after=2)
+    assert resumed.update == straight.update == 4 and resumed.steps == straight.steps > 0
+    a, b = _weights(straight), _weights(resumed)
+    assert all(np.array_equal(a[k], b[k]) for k in a)
+    assert [row["decisions"] for row in resumed.curve] == [row["decisions"] for row in straight.curve]
+    assert len(resumed.league.snapshots) == 2 and all(Path(s[9:]).is_file() for s in resumed.league.snapshots)
+
+
+def test_a_short_run_trains_evaluates_and_writes_its_policy(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import yaml
+
+    config = tmp_path / "selfplay_tiny.yaml"
+    config.write_text(yaml.safe_dump(tiny(tmp_path, total_steps=100)))
+    assert selfplay_main(["--config", str(config), "--run-dir", str(tmp_path / "run")]) == 0
+    run = tmp_path / "run"
+    for name in ("config.yaml", "policy.npz", "history.csv", "win_table.json", "curve.json", "summary.json"):
+        assert (run / name).is_file(), name
+    policy = load_policy(str(run / "policy.npz"))
+    assert policy.header["metadata"]["recipe"] == "selfplay-ppo"
+    out = capsys.readouterr().out
+    assert "update 1 |" in out and "eval @ update" in out and '"finished": true' in out
+    assert selfplay_main(["--config", str(config), "--set", "env.num_envs=0"]) == 2
+    assert "env.num_envs: must be" in capsys.readouterr().err
+
+
+def test_the_clone_learns_the_search_targets_and_reuses_recorded_rounds(tmp_path: Path) -> None:
+    """Two tiny rounds (expert play, then the student's own); a second build reads the recorded rounds instead of
+    playing them again and makes the same clone."""
+    from allfives_training.selfplay.clone import CloneRecord, build_clone, soft_targets
+
+    np.testing.assert_allclose(soft_targets([10.0, 8.0, -np.inf], 2.0), [1 / (1 + np.exp(-1)), np.exp(-1) /
+                                                                         (1 + np.exp(-1)), 0.0])
+    rules = Rules(num_players=2, target=60)
+    shape = NetShape.of(rules)
+    made = []
+    for attempt in range(2):
+        torch.manual_seed(0)
+        net = SelfPlayNet(shape, 16, 8)
+        lines: list[str] = []
+        path = build_clone(net, rules, tmp_path / "clone", "pimc-sift:min_samples=0,samples=4", 40, 2, 2.0, 2, 1e-3,
+                           5, 1, lines.append)
+        made.append(load_policy(str(path)).action[0].copy())
+        assert len(lines) == 2 and "held-out agreement" in lines[1]
+    np.testing.assert_array_equal(made[0], made[1])
+    record = CloneRecord.load(tmp_path / "clone" / "round_1.npz", shape.obs_size, shape.num_actions)
+    assert record is not None and len(record) == 40
+    np.testing.assert_allclose(record.targets.sum(1), 1.0, atol=1e-2)
+    assert (record.targets[~record.masks] == 0).all()
+    (tmp_path / "clone" / "round_1.npz").write_bytes(b"damaged")
+    assert CloneRecord.load(tmp_path / "clone" / "round_1.npz", shape.obs_size, shape.num_actions) is None
