@@ -135,7 +135,7 @@ def test_a_short_run_trains_evaluates_and_writes_its_policy(tmp_path: Path, caps
     policy = load_policy(str(run / "policy.npz"))
     assert policy.header["metadata"]["recipe"] == "selfplay-ppo"
     out = capsys.readouterr().out
-    assert "update 1 |" in out and "eval @ update" in out and '"finished": true' in out
+    assert "] " in out and "update 1 |" in out and "eval @ update" in out and '"finished": true' in out
     assert selfplay_main(["--config", str(config), "--set", "env.num_envs=0"]) == 2
     assert "env.num_envs: must be" in capsys.readouterr().err
 

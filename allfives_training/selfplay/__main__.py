@@ -44,8 +44,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         create_run_dir(plan.run_dir)
         from allfives_training.selfplay.trainer import SelfPlayTrainer
 
+        if not plan.resumed:  # first, so that a run stopped while it clones can be resumed
+            write_run_config(plan.run_dir, plan.cfg)
         trainer = SelfPlayTrainer(plan.cfg, plan.run_dir)
-        write_run_config(plan.run_dir, plan.cfg)
+        write_run_config(plan.run_dir, plan.cfg)  # a resume's --set, once its checkpoint has loaded
         summary = trainer.train(stop_after=args.updates)
     except AllFivesError as exc:
         print(f"selfplay: error: {exc}", file=sys.stderr)

@@ -85,6 +85,17 @@ def load_actor(net: SelfPlayNet, path: str) -> None:
             m.weight.copy_(torch.tensor(w)), m.bias.copy_(torch.tensor(b))
 
 
+def progress_line(update: int, steps: int, total: int, figures: dict[str, float]) -> str:
+    """One update's line: a bar of the run's progress, the speed, the time left at that speed, the losses."""
+    done = min(1.0, steps / total)
+    bar = "#" * int(20 * done) + "-" * (20 - int(20 * done))
+    rate = figures["decisions_per_s"]
+    left = (total - min(steps, total)) / rate if rate > 0 else math.inf
+    eta = f"{left / 3600:.1f} h" if left >= 3600 else f"{left / 60:.0f} min"
+    return (f"[{bar}] {100 * done:5.1f}% update {update:,} | {steps:,}/{total:,} decisions | {rate:,.0f}/s | "
+            f"{eta} left | entropy {figures['entropy']:.3f} | value loss {figures['v_loss']:.4f}")
+
+
 class SelfPlayTrainer:
     """A self-play run in ``run_dir`` (see the module docstring); :meth:`train` runs it to ``total_steps`` or
     until ``stop_after`` more updates, checkpointing at every chunk's end."""
@@ -194,9 +205,7 @@ class SelfPlayTrainer:
             obs, info, figures = self._one_update(obs, info)
             self.update += 1
             self.curve.append({"update": self.update, "steps": self.steps, **figures})
-            self.log(f"update {self.update:,} | {self.steps:,}/{cfg.total_steps:,} decisions | "
-                     f"{figures['decisions_per_s']:,.0f}/s | entropy {figures['entropy']:.3f} | "
-                     f"value loss {figures['v_loss']:.4f}")
+            self.log(progress_line(self.update, self.steps, cfg.total_steps, figures))
             if self.update % cfg.league.snapshot_every == 0:
                 path = export_actor(self.net, self.rules, self.run_dir / "league" / f"update_{self.update:08d}.npz")
                 self.league.add_snapshot(path)
