@@ -165,3 +165,39 @@ def test_the_clone_learns_the_search_targets_and_reuses_recorded_rounds(tmp_path
     assert (record.targets[~record.masks] == 0).all()
     (tmp_path / "clone" / "round_1.npz").write_bytes(b"damaged")
     assert CloneRecord.load(tmp_path / "clone" / "round_1.npz", shape.obs_size, shape.num_actions) is None
+
+
+#: What makes a documented self-play command a test-sized run: a tiny batch, networks, clone and evaluation.
+TEST_SIZES = ["--set", "env.num_envs=4", "--set", "env.steps=4", "--set", "env.potential_games=10",
+              "--set", "network.hidden=8", "--set", "network.scorer_hidden=4", "--set", "total_steps=40",
+              "--set", "checkpoint.every=2", "--set", "evaluation.every=0", "--set", "evaluation.final_games=2",
+              "--set", "evaluation.baselines=[random]", "--set", "evaluation.processes=1",
+              "--set", "clone.decisions=8", "--set", "clone.rounds=1", "--set", "clone.processes=1",
+              "--set", "clone.teacher=pimc-sift:min_samples=0,samples=2"]
+
+
+def documented_selfplay_commands() -> list[str]:
+    """Every ``python -m allfives_training.selfplay`` line of the README's and the docs' bash blocks."""
+    import re
+
+    found = []
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
+        for block in re.findall(r"```bash\n(.*?)```", page.read_text(), flags=re.S):
+            found += [line.split(" #")[0].strip() for line in block.splitlines()
+                      if line.startswith("python -m allfives_training.selfplay")]
+    return found
+
+
+def test_every_documented_selfplay_command_runs_at_test_sizes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In page order, in a scratch folder with the repository's configs: a new run, then its resumes (a
+    documented RUN_DIR is the new run's directory); the first one also cloned its start."""
+    import shlex
+
+    commands = documented_selfplay_commands()
+    assert len(commands) >= 3
+    (tmp_path / "configs").symlink_to(ROOT / "configs")
+    monkeypatch.chdir(tmp_path)
+    for k, command in enumerate(commands):
+        args = shlex.split(command)[3:] + TEST_SIZES + (["--set", "start=clone"] if k == 0 else [])
+        assert selfplay_main(args) == 0, command
+    assert (tmp_path / "runs" / "selfplay_2p" / "clone" / "clone.npz").is_file()

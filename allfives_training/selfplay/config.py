@@ -70,7 +70,7 @@ class SelfPlayPPOConfig(Section):
     learning_rate: float = setting(3e-4, number(0.0, 1.0, lo_open=True))
     """Adam's step size (0, 1]"""
     anneal: bool = setting(True, boolean)
-    """decay the learning rate linearly to 0 over total_steps"""
+    """decay the learning rate linearly over total_steps, to 1% of learning_rate"""
     gamma: float = setting(0.995, number(0.0, 1.0, lo_open=True))
     """discount per decision of the same seat (0, 1]"""
     gae_lambda: float = setting(0.95, number(0.0, 1.0))

@@ -52,6 +52,9 @@ CHECKPOINTS = "checkpoints"
 STATE_NAME = re.compile(r"update_(\d{8})\.json$")
 FILE_NAME = re.compile(r"update_(\d{8})\.(?:json|safetensors)$")
 _CHUNK_SALT = 0x5E1F_91A7
+#: The annealed learning rate's floor, as a share of ``ppo.learning_rate``: a run extended past its first
+#: ``total_steps`` (``--set total_steps=...`` on resume) goes on learning, slowly.
+ANNEAL_FLOOR = 0.01
 
 
 def chunk_seed(seed: int, update: int) -> int:
@@ -195,6 +198,10 @@ class SelfPlayTrainer:
         returns the run's figures."""
         cfg = self.cfg
         start_update, start = self.update, time.perf_counter()
+        if self.steps >= cfg.total_steps:
+            self.log(f"the run is finished ({self.steps:,} of total_steps {cfg.total_steps:,} decisions); train it "
+                     "further with --resume RUN_DIR --set total_steps=N")
+            return {"update": self.update, "steps": self.steps, "finished": True, "seconds": 0.0}
         obs, info = None, None
         while self.steps < cfg.total_steps:
             if stop_after is not None and self.update - start_update >= stop_after \
@@ -315,7 +322,8 @@ class SelfPlayTrainer:
         if not total:
             return stats
         if ppo.anneal:
-            self.optimizer.param_groups[0]["lr"] = ppo.learning_rate * max(0.0, 1.0 - self.steps / self.cfg.total_steps)
+            left = 1.0 - self.steps / self.cfg.total_steps
+            self.optimizer.param_groups[0]["lr"] = ppo.learning_rate * max(ANNEAL_FLOOR, left)
         returns = b["advantages"] + b["values"]
         count = min(ppo.minibatches, total)
         size = total // count
