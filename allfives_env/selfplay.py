@@ -45,8 +45,6 @@ other front ends (their shared checkers).
 
 from __future__ import annotations
 
-import copy
-import secrets
 from collections.abc import Iterable
 from typing import Any, Optional
 
@@ -58,16 +56,14 @@ from .batch import BatchGame
 from .batch.checks import MAX_GAMES, integer_values
 from .batch.layout import BONEYARD
 from .batch.observe import BatchObserver
-from .batch_opponents import STREAM_LIMIT
 from .core.actions import action_name
-from .core.errors import BatchError, IllegalActionError, NotResetError, SeedError, short_repr
+from .core.errors import BatchError, IllegalActionError, NotResetError, short_repr
 from .core.outcome import side_rewards
 from .core.rules import rules_from
-from .core.seeds import MAX_SEED, check_seed
 from .core.values import is_integer
 from .encoding import ObservationEncoder
 from .env_args import check_action_features, check_episode, check_reward
-from .vector import check_autoreset_mode, check_memory
+from .vector import check_autoreset_mode, check_memory, deal_batch
 
 __all__ = ["PRIVILEGED_OUTPUTS", "AllFivesSelfPlayEnv"]
 
@@ -147,19 +143,8 @@ class AllFivesSelfPlayEnv:
         Transactional: the new batch (the one step that can be refused, for memory) is built before anything
         of the env changes, and the seed of ``reset()`` is drawn from a copy of the generator, so a refused
         reset leaves the env as it was."""
-        if options:
-            raise BatchError(f"reset options {short_repr(options)} are not supported by the self-play env: it deals "
-                             "every game from the batch engine's streams (fix a deal with the AEC env allfives_v0)")
-        if seed is not None and not is_integer(seed):
-            raise SeedError(f"seed={short_repr(seed)} is not allowed: give one non-negative integer for the whole "
-                            "batch (game i's deals depend on it and i), or None")
-        seed = check_seed(seed)
-        if seed is None:  # on success the generator is replaced anyway: drawing from a copy changes nothing
-            seed = int(copy.deepcopy(self.rng).integers(MAX_SEED)) if self.rng is not None else \
-                secrets.randbelow(MAX_SEED)  # fresh entropy from the OS, as numpy's own fresh seeds are
-        rng = np.random.default_rng(seed)
-        batch = BatchGame(self.rules, self.num_envs, seed=int(rng.integers(STREAM_LIMIT)),
-                          stop_after_hand=self.episode == "hand", record=self.record)
+        rng, batch = deal_batch(self.rules, self.num_envs, seed, options, self.rng, episode=self.episode,
+                                record=self.record, env="the self-play env", fixed="the AEC env allfives_v0")
         self.rng, self.batch = rng, batch  # nothing below can be refused
         self._redeal_finished(batch)
         self.start_scores[:] = batch.S["scores"][:, :self.num_sides]

@@ -112,6 +112,29 @@ def check_autoreset_mode(value: Any) -> AutoresetMode:
                      "or 'same_step' (the final observation in the info, as stable-baselines3 reads it)")
 
 
+def deal_batch(rules: Any, num_envs: int, seed: Any, options: Any, rng: Optional[np.random.Generator], *,
+               episode: str, record: bool, env: str, fixed: str) -> tuple[np.random.Generator, BatchGame]:
+    """The new generator and batch of a batch env's ``reset(seed=..., options=...)``, the part both batch envs
+    share: ``seed`` checked (one integer for the whole batch: game ``i``'s deals depend on it and ``i`` only),
+    else drawn from a copy of the env's generator ``rng`` (fresh OS entropy the first time), so that a refused
+    reset (options, a bad seed, a batch too large for memory) leaves the env as it was. ``env`` and ``fixed``
+    name the env and the one that takes a fixed deal, for the refusal of ``options``."""
+    if options:
+        raise BatchError(f"reset options {short_repr(options)} are not supported by {env}: it deals every game "
+                         f"from the batch engine's streams (fix a deal with {fixed})")
+    if seed is not None and not is_integer(seed):
+        raise SeedError(f"seed={short_repr(seed)} is not allowed: give one non-negative integer for the whole "
+                        "batch (game i's deals depend on it and i), or None")
+    seed = check_seed(seed)
+    if seed is None:  # on success the generator is replaced anyway: drawing from a copy changes nothing
+        seed = int(copy.deepcopy(rng).integers(MAX_SEED)) if rng is not None else \
+            secrets.randbelow(MAX_SEED)  # fresh entropy from the OS, as numpy's own fresh seeds are
+    new_rng = np.random.default_rng(seed)
+    batch = BatchGame(rules, num_envs, seed=int(new_rng.integers(STREAM_LIMIT)), stop_after_hand=episode == "hand",
+                      record=record)
+    return new_rng, batch
+
+
 class AllFivesVectorEnv(gymnasium.vector.VectorEnv):
     """All Fives for one learner seat in each of ``num_envs`` games of one compiled batch (see the module
     docstring). Takes the single-seat env's arguments (``opponents``, ``opponent_weights``, ``partner``,
@@ -174,19 +197,8 @@ class AllFivesVectorEnv(gymnasium.vector.VectorEnv):
         of the env changes, and the seed of ``reset()`` is drawn from a copy of the generator, so a refused
         reset leaves the env as it was. The opponents are restarted, not rebuilt: a policy file is read once,
         when its opponent joins."""
-        if options:
-            raise BatchError(f"reset options {short_repr(options)} are not supported by the vector env: it deals every "
-                             "game from the batch engine's streams (fix a deal with the one-game env AllFives-v0)")
-        if seed is not None and not is_integer(seed):
-            raise SeedError(f"seed={short_repr(seed)} is not allowed: give one non-negative integer for the whole "
-                            "batch (game i's deals depend on it and i), or None")
-        seed = check_seed(seed)
-        if seed is None:  # on success the generator is replaced anyway: drawing from a copy changes nothing
-            seed = int(copy.deepcopy(self.rng).integers(MAX_SEED)) if self.rng is not None else \
-                secrets.randbelow(MAX_SEED)  # fresh entropy from the OS, as numpy's own fresh seeds are
-        rng = np.random.default_rng(seed)
-        batch = BatchGame(self.rules, self.num_envs, seed=int(rng.integers(STREAM_LIMIT)),
-                          stop_after_hand=self.episode == "hand", record=self.record)
+        rng, batch = deal_batch(self.rules, self.num_envs, seed, options, self.rng, episode=self.episode,
+                                record=self.record, env="the vector env", fixed="the one-game env AllFives-v0")
         self.rng, self.batch = rng, batch  # nothing below can be refused
         self.pool.reseed(rng)
         self._deal(batch, rng, self.rows)

@@ -36,6 +36,7 @@ from allfives_env.batch.agents import make_batch_agent
 from allfives_env.core.errors import AllFivesError, short_repr
 from allfives_env.core.rules import Rules
 from allfives_env.core.values import is_integer
+from allfives_env.regular_file import read_regular_file
 
 __all__ = ["WinTable", "WinTableError", "build_win_table", "load_win_table", "needs_in_fives", "save_win_table"]
 
@@ -219,12 +220,10 @@ def load_win_table(path: Union[str, Path], rules: Optional[Rules] = None) -> Win
     differs (players, sides, target, tile set, hand size, score unit). Every field is checked: a corrupt or
     foreign file is a :class:`WinTableError` naming the problem."""
     where = f"win table {str(path)!r}"
-    try:
-        raw = Path(path).read_bytes()[:_MAX_FILE_BYTES + 1]
+    try:  # a regular file of at most 1 MiB: a named pipe or a device is refused, never waited on
+        raw = read_regular_file(Path(path), _MAX_FILE_BYTES, WinTableError, "a win table (a JSON file)")
     except OSError as exc:
         raise WinTableError(f"{where} cannot be read: {exc.strerror or exc}") from None
-    if len(raw) > _MAX_FILE_BYTES:
-        raise WinTableError(f"{where} is larger than {_MAX_FILE_BYTES} bytes: not a win table")
     try:
         data = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):

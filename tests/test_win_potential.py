@@ -90,6 +90,14 @@ def test_a_saved_table_loads_back_and_bad_files_are_refused(table: WinTable, tmp
             load_win_table(path)
     with pytest.raises(WinTableError, match="cannot be read"):
         load_win_table(tmp_path / "missing.json")
+    import os
+
+    os.mkfifo(tmp_path / "pipe.json")
+    with pytest.raises(WinTableError):  # refused at once, never waited on
+        load_win_table(tmp_path / "pipe.json")
+    (tmp_path / "big.json").write_bytes(b" " * (2 << 20))
+    with pytest.raises(WinTableError):
+        load_win_table(tmp_path / "big.json")
 
 
 @pytest.mark.parametrize("kwargs, message", [
