@@ -201,3 +201,24 @@ def test_every_documented_selfplay_command_runs_at_test_sizes(tmp_path: Path, mo
         args = shlex.split(command)[3:] + TEST_SIZES + (["--set", "start=clone"] if k == 0 else [])
         assert selfplay_main(args) == 0, command
     assert (tmp_path / "runs" / "selfplay_2p" / "clone" / "clone.npz").is_file()
+
+
+def test_the_gate_benchmark_plays_a_runs_snapshots(tmp_path: Path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    from allfives_training.runs import write_run_config
+
+    cfg = selfplay_config_from(tiny(tmp_path))
+    SelfPlayTrainer(cfg, tmp_path / "run", log=lambda line: None).train(stop_after=4)
+    write_run_config(tmp_path / "run", cfg)
+    out = tmp_path / "gate.json"
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "selfplay_gate.py"), "--run", str(tmp_path / "run"),
+                           "--opponent", "random", "--games", "2", "--json", str(out)], capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(out.read_text())
+    assert [row["update"] for row in report["rows"]] == [2, 4] and report["opponent"] == "random"
+    assert all(0 <= row["win_rate_lo"] <= row["win_rate"] <= row["win_rate_hi"] <= 1 for row in report["rows"])
+    assert report["command"].startswith("python ") and report["date"] and report["machine"]
