@@ -75,11 +75,14 @@ def test_the_league_seats_one_side_or_every_seat(players: int, partnership: bool
     assert (league.opponent[everyone] == -1).all() and (league.opponent[~league.learner] >= 0).all()
 
 
-def test_an_exported_actor_plays_as_the_network_and_starts_a_new_one(tmp_path: Path) -> None:
+@pytest.mark.parametrize("context", [False, True])
+def test_an_exported_actor_plays_as_the_network_and_starts_a_new_one(tmp_path: Path, context: bool) -> None:
+    """The numpy policy plays the torch actor's logits, with the scorer reading the position (context) or not;
+    the torch scorer's shortcut (legal rows only, one zero-row score) equals scoring every row."""
     rules = Rules(num_players=2)
     shape = NetShape.of(rules)
     torch.manual_seed(0)
-    net = SelfPlayNet(shape, 16, 8)
+    net = SelfPlayNet(shape, 16, 8, scorer_context=context)
     with torch.no_grad():
         for p in net.parameters():
             p.add_(0.1 * torch.randn_like(p))
@@ -91,12 +94,21 @@ def test_an_exported_actor_plays_as_the_network_and_starts_a_new_one(tmp_path: P
     path = export_actor(net, rules, tmp_path / "actor.npz")
     expected = net.logits(torch.from_numpy(obs), torch.from_numpy(mask)).detach().numpy()
     np.testing.assert_allclose(load_policy(str(path)).logits(obs), expected, atol=1e-5)
-    other = SelfPlayNet(shape, 16, 8)
+    assert load_policy(str(path)).header["action_scorer"].get("context", False) is context
+    o, m = torch.from_numpy(obs), torch.from_numpy(mask)
+    h = net.trunk(net.position(o))
+    rows = o[:, shape.offset:shape.end].reshape(-1, shape.placements, shape.width)
+    every = (net.scorer(torch.cat([rows, h[:, None, :].expand(-1, shape.placements, -1)], 2)) if context
+             else net.scorer(rows)).squeeze(2)
+    np.testing.assert_allclose(net.scores(o, m, h)[:, :shape.placements].detach().numpy(), every.detach().numpy(),
+                               atol=1e-6)
+    other = SelfPlayNet(shape, 16, 8, scorer_context=context)
     load_actor(other, str(path))
-    np.testing.assert_allclose(other.logits(torch.from_numpy(obs), torch.from_numpy(mask)).detach().numpy(), expected,
-                               atol=1e-5)
+    np.testing.assert_allclose(other.logits(o, m).detach().numpy(), expected, atol=1e-5)
     with pytest.raises(Exception, match="network.hidden must match"):
-        load_actor(SelfPlayNet(shape, 32, 8), str(path))
+        load_actor(SelfPlayNet(shape, 32, 8, scorer_context=context), str(path))
+    with pytest.raises(Exception, match="scorer_context"):
+        load_actor(SelfPlayNet(shape, 16, 8, scorer_context=not context), str(path))
 
 
 def _weights(trainer: SelfPlayTrainer) -> dict[str, np.ndarray]:

@@ -47,13 +47,15 @@ HEADER_FIELDS = {
     "activation": f"one of {sorted(ACTIVATIONS)}",
     "hidden": f"a list of at most {MAX_LAYERS} positive integers",
     "action_features": "true or false (default false)",
-    "action_scorer": "null or an object with offset, placements, features, hidden",
+    "action_scorer": "null or an object with offset, placements, features, hidden (and optionally context)",
     "activation_params": "an object of the activation's parameters (default {})",
     "algorithm": "null or a string",
     "metadata": "an object (default {})",
 }
 _REQUIRED_FIELDS = ("obs_size", "num_actions", "rules", "activation", "hidden")
 _SCORER_FIELDS = ("offset", "placements", "features", "hidden")
+#: The scorer's optional fields: ``context`` (true: its first layer also reads the MLP's last hidden layer).
+_SCORER_OPTIONAL = ("context",)
 _JSON_TYPES = {list: "array", str: "string", int: "number", float: "number", bool: "boolean", type(None): "null"}
 
 
@@ -88,8 +90,10 @@ class Layout:
         chains = [("layer", main, self.obs_size, 0 if self.scorer is None else self.num_actions)]
         if self.scorer is not None:
             sizes = list(self.scorer["hidden"]) + [1]
+            # with context, the first scorer layer reads [the placement's row, the MLP's last hidden layer]
+            fan_in = self.scorer["features"] + (self.hidden[-1] if self.scorer.get("context") else 0)
             chains.append(("scorer layer", [(f"scorer_{i}_weight", f"scorer_{i}_bias", h) for i, h in enumerate(sizes)],
-                           self.scorer["features"], 0))
+                           fan_in, 0))
         return chains
 
     def array_names(self) -> list[tuple[str, str]]:
@@ -273,6 +277,9 @@ def check_header(header: Any, where: str) -> Layout:
     rules, enc = _check_rules(header, where)
     _check_spaces(obs_size, num_actions, enc, where)
     scorer = _check_scorer(header.get("action_scorer"), enc, where)
+    if scorer is not None and scorer.get("context") and not hidden:
+        raise PolicyError(f"{where}: header field action_scorer.context: true needs a hidden layer to read (hidden is "
+                          "empty)")
     if header.get("algorithm") is not None and not isinstance(header["algorithm"], str):
         raise _field_error(where, "algorithm", header["algorithm"])
     if not isinstance(header.get("metadata", {}), dict):
@@ -293,10 +300,10 @@ def _check_scorer(spec: Any, enc: ObservationShape, where: str) -> Optional[dict
         return None
     if not isinstance(spec, dict):
         raise _field_error(where, "action_scorer", spec)
-    unknown, missing = _unknown_and_missing(spec, _SCORER_FIELDS, _SCORER_FIELDS)
+    unknown, missing = _unknown_and_missing(spec, _SCORER_FIELDS + _SCORER_OPTIONAL, _SCORER_FIELDS)
     if unknown:
         raise PolicyError(f"{where}: header field action_scorer has unknown field(s) {unknown}; "
-                          f"it has only {list(_SCORER_FIELDS)}")
+                          f"it has only {list(_SCORER_FIELDS + _SCORER_OPTIONAL)}")
     if missing is not None:
         raise PolicyError(f"{where}: header field action_scorer lacks {missing!r}; it has {list(_SCORER_FIELDS)}")
     for key in ("offset", "placements", "features"):
@@ -316,5 +323,10 @@ def _check_scorer(spec: Any, enc: ObservationShape, where: str) -> Optional[dict
             raise PolicyError(f"{where}: header field action_scorer.{key}={_r(spec[key])} does not fit the "
                               f"observation: its features slice has offset={want['offset']}, "
                               f"placements={want['placements']}, features={want['features']}")
-    return {"offset": int(spec["offset"]), "placements": int(spec["placements"]), "features": int(spec["features"]),
-            "hidden": list(hidden)}
+    context = spec.get("context", False)
+    if not isinstance(context, bool):
+        raise PolicyError(f"{where}: header field action_scorer.context={_r(context)} is not allowed: it must be true "
+                          "(the scorer also reads the MLP's last hidden layer) or false")
+    found = {"offset": int(spec["offset"]), "placements": int(spec["placements"]), "features": int(spec["features"]),
+             "hidden": list(hidden)}
+    return {**found, "context": True} if context else found

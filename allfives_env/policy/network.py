@@ -142,6 +142,7 @@ class NumpyPolicy:
         self._scorer_wt = [w.T for w, _ in self.scorer]
         spec = layout.scorer or {}
         self._rows = (spec.get("offset", 0), spec.get("placements", 0), spec.get("features", 0))
+        self.scorer_context = bool(spec.get("context", False))
         self._wt = [w.T for w, _ in self.layers]  # (in, out) views for x @ W^T
         self._action_wt = self.action[0].T
         self.activation = layout.activation
@@ -175,6 +176,8 @@ class NumpyPolicy:
         if self.scorer:
             offset, placements, width = self._rows
             rows = obs_bound[offset:offset + placements * width].reshape(placements, width).max(axis=0)
+            if self.scorer_context:
+                rows = np.concatenate([rows, m])
             last = len(self.scorer) - 1
             for i, (w, b) in enumerate(self.scorer):
                 rows = linear(rows, w, b, f"scorer layer {i}")
@@ -214,16 +217,21 @@ class NumpyPolicy:
         for wt, (_, b) in zip(self._wt, self.layers):
             h = act(h @ wt + b, params)
         if self.scorer:  # allfives_training.scorer_policy: one shared scorer per placement row, then the head reads both
-            h = np.concatenate([h, self._action_scores(x)], axis=-1)
+            h = np.concatenate([h, self._action_scores(x, h)], axis=-1)
         return h @ self._action_wt + self.action[1]
 
-    def _action_scores(self, x: np.ndarray) -> np.ndarray:
+    def _action_scores(self, x: np.ndarray, h: np.ndarray) -> np.ndarray:
+        """Each placement's score; with ``context`` the first layer reads the row and ``h`` (the MLP's last hidden
+        layer), computed as the row's part per placement plus ``h``'s part once per observation."""
         offset, placements, width = self._rows
         rows = x[..., offset:offset + placements * width].reshape(x.shape[:-1] + (placements, width))
         act, params = self._act, self._act_params
         last = len(self.scorer) - 1
         for i, (wt, (_, b)) in enumerate(zip(self._scorer_wt, self.scorer)):
-            rows = rows @ wt + b
+            if i == 0 and self.scorer_context:
+                rows = rows @ wt[:width] + (h @ wt[width:] + b)[..., None, :]
+            else:
+                rows = rows @ wt + b
             if i < last:
                 rows = act(rows, params)
         scores = rows[..., 0]

@@ -61,6 +61,9 @@ class SelfPlayNetworkConfig(Section):
     seat's own observation"""
     score_gain: float = setting(1.0, number(0.0, 100.0))
     """the logits layer's starting weight from each placement's score to its own logit"""
+    scorer_context: bool = setting(False, boolean)
+    """the placement scorer also reads the trunk's output (the position), not only the placement's features
+    (the policy file records it; the numpy agent plays it)"""
 
 
 @dataclass

@@ -3,7 +3,9 @@ every hand.
 
 The actor is the project's placement-scorer policy (``allfives_training/scorer_policy.py`` explains the idea):
 an MLP over the position (the observation without the per-placement feature rows) gives ``h``; one small
-network ``g`` scores each legal placement's feature row; the logits layer reads ``[h, scores]``, its score
+network ``g`` scores each legal placement's feature row (with ``scorer_context``, the row and ``h``: a scorer
+that reads only the row cannot weigh ``p_lose`` or ``domino`` differently when a side is ten points from the
+target); the logits layer reads ``[h, scores]``, its score
 block starting at ``score_gain`` times the identity so each score reaches its own logit whole from the first
 update. That is exactly the shape :class:`allfives_env.policy.NumpyPolicy` plays (its first layer widened to
 the whole observation with zero weights on the feature rows), so :func:`export_actor` writes a policy file
@@ -86,7 +88,7 @@ class SelfPlayNet(nn.Module):
     and seat; ``own``: the seat's position)."""
 
     def __init__(self, shape: NetShape, hidden: int = 128, scorer_hidden: int = 32, critic: str = "full",
-                 score_gain: float = 1.0) -> None:
+                 score_gain: float = 1.0, scorer_context: bool = False) -> None:
         super().__init__()
         if critic not in ("full", "own"):
             raise ValueError(f"critic={critic!r}: choose 'full' (every hand, training only) or 'own' (the seat's view)")
@@ -96,7 +98,9 @@ class SelfPlayNet(nn.Module):
         self.head = _linear(hidden + s.num_actions, s.num_actions, 0.01)
         with torch.no_grad():
             self.head.weight[:, hidden:] = float(score_gain) * torch.eye(s.num_actions)
-        self.scorer = nn.Sequential(nn.Linear(s.width, scorer_hidden), nn.ReLU(), nn.Linear(scorer_hidden, 1))
+        self.scorer_context = bool(scorer_context)
+        scorer_inputs = s.width + (hidden if self.scorer_context else 0)
+        self.scorer = nn.Sequential(nn.Linear(scorer_inputs, scorer_hidden), nn.ReLU(), nn.Linear(scorer_hidden, 1))
         critic_inputs = s.state_size + s.players if critic == "full" else s.position_size
         self.critic = nn.Sequential(*_trunk(critic_inputs, hidden), _linear(hidden, 1, 1.0))
 
@@ -106,23 +110,30 @@ class SelfPlayNet(nn.Module):
         s = self.shape
         return torch.cat([obs[:, :s.offset], obs[:, s.end:]], dim=1)
 
-    def scores(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    def scores(self, obs: torch.Tensor, mask: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
         """``(B, num_actions)``: ``g(row_a)`` for the legal placements, ``g(0)`` for the other placement ids (their
-        rows are zero), 0 past the placements; ``g`` runs on the legal rows only."""
+        rows are zero), 0 past the placements; ``g`` runs on the legal rows only. With ``scorer_context``, ``g``
+        reads ``[row_a, h]`` (``h``: the trunk's output for that observation), so it can weigh a placement's
+        features by the position (how close each side is to the target), and ``g(0)`` is one per observation."""
         s = self.shape
         rows = obs[:, s.offset:s.end].reshape(-1, s.placements, s.width)
         legal = mask[:, :s.placements]
-        zero = self.scorer(rows.new_zeros(1, s.width)).reshape(())
-        scores = zero.expand(legal.shape).clone()
         where = legal.nonzero(as_tuple=True)
-        scores = scores.index_put(where, self.scorer(rows[where]).squeeze(1))
+        if self.scorer_context:
+            zero = self.scorer(torch.cat([rows.new_zeros(len(obs), s.width), h], dim=1))  # (B, 1)
+            scores = zero.expand(legal.shape).clone()
+            found = self.scorer(torch.cat([rows[where], h[where[0]]], dim=1)).squeeze(1)
+        else:
+            scores = self.scorer(rows.new_zeros(1, s.width)).reshape(()).expand(legal.shape).clone()
+            found = self.scorer(rows[where]).squeeze(1)
+        scores = scores.index_put(where, found)
         if s.num_actions > s.placements:
             scores = nn.functional.pad(scores, (0, s.num_actions - s.placements))
         return scores
 
     def logits(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         h = self.trunk(self.position(obs))
-        return self.head(torch.cat([h, self.scores(obs, mask)], dim=1))
+        return self.head(torch.cat([h, self.scores(obs, mask, h)], dim=1))
 
     def log_probs(self, obs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """Log-probabilities over the actions, illegal ones :data:`MASK_GAP` below the best legal logit."""
@@ -163,7 +174,9 @@ def export_actor(net: SelfPlayNet, rules: Rules, path: Path, metadata: Optional[
     action = (net.head.weight.detach().numpy().astype(np.float32), net.head.bias.detach().numpy().astype(np.float32))
     scorer = [(m.weight.detach().numpy().astype(np.float32), m.bias.detach().numpy().astype(np.float32))
               for m in net.scorer if isinstance(m, nn.Linear)]
-    spec = {"offset": s.offset, "placements": s.placements, "features": s.width,
-            "hidden": [w.shape[0] for w, _ in scorer[:-1]]}
+    spec: dict[str, Any] = {"offset": s.offset, "placements": s.placements, "features": s.width,
+                            "hidden": [w.shape[0] for w, _ in scorer[:-1]]}
+    if net.scorer_context:
+        spec["context"] = True
     return write_policy_file(path, rules, layers, action, "relu", {}, (s.obs_size,), s.num_actions,
                              metadata=metadata, algorithm="selfplay-ppo", scorer=spec, scorer_layers=scorer)

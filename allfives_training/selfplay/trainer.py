@@ -70,6 +70,10 @@ def load_actor(net: SelfPlayNet, path: str) -> None:
     if len(policy.layers) != len(linears) or len(policy.scorer) != sum(isinstance(m, nn.Linear) for m in net.scorer):
         raise CheckpointError(f"start: {path} has {len(policy.layers)} hidden and {len(policy.scorer)} scorer layers; "
                               f"this run's network has {len(linears)} and 2 (network.hidden, network.scorer_hidden)")
+    if policy.scorer_context != net.scorer_context:
+        raise CheckpointError(f"start: {path} has a scorer {'with' if policy.scorer_context else 'without'} the "
+                              f"position as context; this run's network.scorer_context is "
+                              f"{str(net.scorer_context).lower()}")
     with torch.no_grad():
         for k, (m, (w, b)) in enumerate(zip(linears, policy.layers)):
             w = np.concatenate([w[:, :s.offset], w[:, s.end:]], axis=1) if k == 0 else w
@@ -110,7 +114,8 @@ class SelfPlayTrainer:
         self.shape = NetShape.of(self.rules)
         torch.manual_seed(cfg.seed)
         net = cfg.network
-        self.net = SelfPlayNet(self.shape, net.hidden, net.scorer_hidden, net.critic, net.score_gain)
+        self.net = SelfPlayNet(self.shape, net.hidden, net.scorer_hidden, net.critic, net.score_gain,
+                               net.scorer_context)
         self._start_actor()
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=cfg.ppo.learning_rate, eps=1e-5)
         self.full_critic = net.critic == "full"
