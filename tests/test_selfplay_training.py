@@ -234,3 +234,33 @@ def test_the_gate_benchmark_plays_a_runs_snapshots(tmp_path: Path) -> None:
     assert [row["update"] for row in report["rows"]] == [2, 4] and report["opponent"] == "random"
     assert all(0 <= row["win_rate_lo"] <= row["win_rate"] <= row["win_rate_hi"] <= 1 for row in report["rows"])
     assert report["command"].startswith("python ") and report["date"] and report["machine"]
+
+
+def test_the_ablation_benchmark_trains_its_arms_and_resumes(tmp_path: Path) -> None:
+    """Two arms at toy sizes: the second starts from the first's clone, both end with a final evaluation, the
+    JSON says how each differs from ``full``, and a second call reads the finished arms instead of training."""
+    import json
+    import subprocess
+    import sys
+
+    out = tmp_path / "arms"
+    command = [sys.executable, str(ROOT / "benchmarks" / "selfplay_ablation.py"), "--arms", "full,no_shaping",
+               "--decisions", "600", "--games", "4", "--opponent", "random", "--clone-decisions", "40",
+               "--out", str(out), "--set", "env.num_envs=8", "--set", "env.steps=8", "--set", "env.potential_games=20",
+               "--set", "clone.rounds=1", "--set", "checkpoint.every=2", "--json", str(tmp_path / "a.json")]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads((tmp_path / "a.json").read_text())
+    full, no_shaping = report["rows"]
+    assert (full["arm"], no_shaping["arm"]) == ("full", "no_shaping") and no_shaping["clone_of"] == "full"
+    assert full["games"] == no_shaping["games"] == 4 and full["decisions"] >= 600
+    assert "vs_full" not in full and no_shaping["vs_full"] == no_shaping["win_rate"] - full["win_rate"]
+    lo, hi = no_shaping["vs_full_ci"]
+    assert lo <= no_shaping["vs_full"] <= hi
+    shaping = (out / "no_shaping" / "config.yaml").read_text()
+    assert "shaping: none" in shaping and str(out / "full" / "clone" / "clone.npz") in shaping
+    again = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert [row["seconds_this_call"] for row in json.loads((tmp_path / "a.json").read_text())["rows"]] == [0.0, 0.0]
+    refused = subprocess.run(command[:3] + ["full,nope"], capture_output=True, text=True, timeout=600)
+    assert refused.returncode == 2 and "choose among full, no_context" in refused.stderr
