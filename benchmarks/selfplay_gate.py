@@ -4,7 +4,8 @@ goes on.
 Each snapshot the run wrote (``<run>/league/update_*.npz``, every ``league.snapshot_every`` updates) plays
 ``--games`` games against ``--opponent`` on duplicate deals from ``--seed``, a seed no training game uses; the
 learner decisions behind it are read from the run's ``curve.json``. ``--every K`` takes every K-th snapshot
-(the newest always). The JSON holds one row per snapshot with its win rate and 95% interval:
+(the newest always). The JSON holds one row per snapshot with its win rate and 95% interval, and the run's
+own evaluations so far (``evaluations``: its ``history.csv``, against its baselines on its evaluation deals):
 
     python benchmarks/selfplay_gate.py --run runs/selfplay_2p --games 400 --every 4 \\
         --json benchmarks/results/selfplay_gate.json
@@ -13,6 +14,7 @@ learner decisions behind it are read from the run's ``curve.json``. ``--every K`
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import re
 import sys
@@ -34,6 +36,18 @@ def snapshots(run: Path, every: int) -> list[tuple[int, Path]]:
     if found and (not chosen or chosen[-1] != found[-1]):
         chosen.append(found[-1])
     return chosen
+
+
+def run_evaluations(run: Path) -> list[dict[str, object]]:
+    """The run's own evaluation rows (``history.csv``), numbers as numbers."""
+    path = run / "history.csv"
+    if not path.exists():
+        return []
+    with path.open(newline="") as handle:
+        return [{"decisions": int(r["step"]), "baseline": r["baseline"], "games": int(r["games"]),
+                 "win_rate": float(r["win_rate"]), "win_rate_lo": float(r["win_rate_lo"]),
+                 "win_rate_hi": float(r["win_rate_hi"]), "final": r["final"] == "True"}
+                for r in csv.DictReader(handle)]
 
 
 def main() -> None:
@@ -60,7 +74,8 @@ def main() -> None:
         print(f"update {update:,} ({steps_at.get(update, 0):,} decisions): {100 * match.win_rate:.1f}% "
               f"[{100 * low:.1f}, {100 * high:.1f}] vs {args.opponent}", flush=True)
     write_report(args.json, stamped({"run": str(args.run), "opponent": args.opponent, "seed": args.seed,
-                                     "rows": rows}))
+                                     "rows": rows,
+                                     "evaluations": run_evaluations(args.run)}))
 
 
 if __name__ == "__main__":

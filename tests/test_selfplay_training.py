@@ -222,7 +222,7 @@ def test_the_gate_benchmark_plays_a_runs_snapshots(tmp_path: Path) -> None:
 
     from allfives_training.runs import write_run_config
 
-    cfg = selfplay_config_from(tiny(tmp_path))
+    cfg = selfplay_config_from(tiny(tmp_path, **{"evaluation.every": 2}))
     SelfPlayTrainer(cfg, tmp_path / "run", log=lambda line: None).train(stop_after=4)
     write_run_config(tmp_path / "run", cfg)
     out = tmp_path / "gate.json"
@@ -234,6 +234,9 @@ def test_the_gate_benchmark_plays_a_runs_snapshots(tmp_path: Path) -> None:
     assert [row["update"] for row in report["rows"]] == [2, 4] and report["opponent"] == "random"
     assert all(0 <= row["win_rate_lo"] <= row["win_rate"] <= row["win_rate_hi"] <= 1 for row in report["rows"])
     assert report["command"].startswith("python ") and report["date"] and report["machine"]
+    # the run's own evaluations (updates 2 and 4 against random) come along, as numbers
+    assert [(row["baseline"], row["games"], row["final"]) for row in report["evaluations"]] == [("random", 2, False)] * 2
+    assert report["evaluations"][0]["decisions"] < report["evaluations"][1]["decisions"]
 
 
 def test_the_ablation_benchmark_trains_its_arms_and_resumes(tmp_path: Path) -> None:
