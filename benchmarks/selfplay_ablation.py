@@ -13,7 +13,8 @@ Arms (``--arms`` picks some; each is a run directory under ``--out``, trained wi
 - ``no_clone``: random starting weights (``start=null``).
 
 ``no_critic`` and ``no_shaping`` start from the ``full`` arm's clone (its file ``clone/clone.npz``), so the
-clone is made once per actor shape. Each arm trains to ``--decisions`` learner decisions with the learning rate
+clone is made once per actor shape; each clone also plays the final evaluation's games alone (rows
+``full:clone``, ``no_context:clone``), which tells what PPO added to it. Each arm trains to ``--decisions`` learner decisions with the learning rate
 annealed over that budget, then its trainer plays ``--games`` games against ``--opponent`` on duplicate deals
 from ``--seed`` (a seed no training game uses). Runs resume: run the same command again after an interruption
 and every arm continues from its newest checkpoint (finished arms are read, not retrained).
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import math
 import subprocess
 import sys
@@ -78,6 +80,29 @@ def final_row(run_dir: Path, opponent: str) -> dict[str, Any] | None:
             "win_rate_ci": [float(r["win_rate_lo"]), float(r["win_rate_hi"])],
             "points_per_hand": float(r["points_per_hand"]),
             "points_per_hand_ci": [float(r["points_per_hand_lo"]), float(r["points_per_hand_hi"])]}
+
+
+def clone_row(run_dir: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """The arm's clone (before any PPO) on the final evaluation's deals; kept in ``clone/evaluation.json`` so a
+    second call reads it."""
+    cached = run_dir / "clone" / "evaluation.json"
+    key = {"opponent": args.opponent, "games": args.games, "seed": args.seed}
+    if cached.exists():
+        found = json.loads(cached.read_text())
+        if found.get("key") == key:
+            return dict(found["row"])
+    from allfives_env.evaluation import evaluate
+    from allfives_training.schema import build_rules, read_yaml
+
+    rules = build_rules(read_yaml(run_dir / "config.yaml").get("rules", {}), "")
+    match = evaluate([f"ppo:path={run_dir / 'clone' / 'clone.npz'}", args.opponent], rules, games=args.games,
+                     seed=args.seed, processes=args.processes, progress=False)
+    low, high = match.win_rate_ci
+    ppr_low, ppr_high = match.points_per_hand_ci
+    row = {"decisions": 0, "games": match.games, "win_rate": match.win_rate, "win_rate_ci": [low, high],
+           "points_per_hand": match.points_per_hand, "points_per_hand_ci": [ppr_low, ppr_high]}
+    cached.write_text(json.dumps({"key": key, "row": row}) + "\n")
+    return row
 
 
 def train_arm(arm: Arm, args: argparse.Namespace) -> float:
@@ -147,6 +172,10 @@ def main() -> None:
         print(f"{arm.name}: {100 * result['win_rate']:.1f}% [{100 * result['win_rate_ci'][0]:.1f}, "
               f"{100 * result['win_rate_ci'][1]:.1f}] vs {args.opponent} after {result['decisions']:,} decisions",
               flush=True)
+        if arm.clone_of is None and "start=clone" in arm.overrides:
+            alone = clone_row(args.out / arm.name, args)
+            rows.append({"arm": f"{arm.name}:clone", "meaning": f"the {arm.name} arm's clone alone, no PPO",
+                         "overrides": list(arm.overrides), "clone_of": None, "seconds_this_call": 0.0, **alone})
     full = next((r for r in rows if r["arm"] == "full"), None)
     for row in rows:
         if full is not None and row is not full:

@@ -254,9 +254,10 @@ def test_the_ablation_benchmark_trains_its_arms_and_resumes(tmp_path: Path) -> N
     done = subprocess.run(command, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     report = json.loads((tmp_path / "a.json").read_text())
-    full, no_shaping = report["rows"]
-    assert (full["arm"], no_shaping["arm"]) == ("full", "no_shaping") and no_shaping["clone_of"] == "full"
-    assert full["games"] == no_shaping["games"] == 4 and full["decisions"] >= 600
+    full, clone, no_shaping = report["rows"]
+    assert (full["arm"], clone["arm"], no_shaping["arm"]) == ("full", "full:clone", "no_shaping")
+    assert no_shaping["clone_of"] == "full" and clone["decisions"] == 0  # the clone alone, before PPO
+    assert full["games"] == clone["games"] == no_shaping["games"] == 4 and full["decisions"] >= 600
     assert "vs_full" not in full and no_shaping["vs_full"] == no_shaping["win_rate"] - full["win_rate"]
     lo, hi = no_shaping["vs_full_ci"]
     assert lo <= no_shaping["vs_full"] <= hi
@@ -264,6 +265,6 @@ def test_the_ablation_benchmark_trains_its_arms_and_resumes(tmp_path: Path) -> N
     assert "shaping: none" in shaping and str(out / "full" / "clone" / "clone.npz") in shaping
     again = subprocess.run(command, capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, again.stderr[-2000:]
-    assert [row["seconds_this_call"] for row in json.loads((tmp_path / "a.json").read_text())["rows"]] == [0.0, 0.0]
+    assert [row["seconds_this_call"] for row in json.loads((tmp_path / "a.json").read_text())["rows"]] == [0.0] * 3
     refused = subprocess.run(command[:3] + ["full,nope"], capture_output=True, text=True, timeout=600)
     assert refused.returncode == 2 and "choose among full, no_context" in refused.stderr
