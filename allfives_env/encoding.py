@@ -41,6 +41,7 @@ from .core.rules import Rules
 from .core.tiles import TileSet, tile_set
 from .core.view import PlayerView
 from .analysis import DOMINO, WINS, placement_features
+from .env_args import OBS_VERSIONS, check_obs_version
 
 __all__ = [
     "ACTION_FEATURES", "ACTION_FEATURES_V2", "OBSERVATION_PIECES", "OBS_VERSIONS", "check_obs_version", "feature_names", "ObservationEncoder", "ObservationShape", "Piece", "action_name", "pieces_table", "decode_action", "encode_action", "num_actions", "observation_shape", "observation_slices", "observation_table",
@@ -50,9 +51,9 @@ __all__ = [
 #: The default version of the observation layout (what every front end encodes unless asked for another);
 #: saved policies record the version they were trained with and are encoded with it.
 OBS_LAYOUT_VERSION = 1
-#: Every observation version this library encodes: 1 (the default) and 2 (1 plus the "race" pieces
-#: ``needs``, ``pips``, ``bonus`` and ``history``, and two more action-feature columns).
-OBS_VERSIONS = (1, 2)
+# OBS_VERSIONS: every observation version this library encodes, 1 (the default) and 2 (1 plus the "race"
+# pieces needs, pips, bonus and history, and two more action-feature columns); declared with its checker in
+# env_args, below every front end.
 #: ``needs``: one-hot of the fives a side still needs, 1..NEED_BINS, then one column for "more".
 NEED_BINS = 12
 #: ``history``: the last turns kept per other seat, newest first.
@@ -161,16 +162,6 @@ POINT_SCALE = 1.0 / 20.0
 FIT_CAP = 3.0
 #: ``history``'s ``points`` and ``best`` columns: count points over this (the features' POINT_SCALE).
 HISTORY_POINT_DIVISOR = 20
-
-
-def check_obs_version(obs_version: Any) -> int:
-    """``obs_version``: one of :data:`OBS_VERSIONS` (an int, not a bool), or a :class:`RulesError` naming them."""
-    if isinstance(obs_version, (bool, np.bool_)) or not isinstance(obs_version, (int, np.integer)) \
-            or int(obs_version) not in OBS_VERSIONS:
-        raise RulesError(f"obs_version={short_repr(obs_version)} is not allowed: choose "
-                         f"{' or '.join(str(v) for v in OBS_VERSIONS)} (1 is the default layout, 2 adds the needs, "
-                         "pips, bonus and history pieces)")
-    return int(obs_version)
 
 
 def feature_names(obs_version: int = OBS_LAYOUT_VERSION) -> tuple[str, ...]:

@@ -26,7 +26,7 @@ from .checks import MAX_GAMES, KernelBatch, flag, integer_values, kernel_buffer
 from ..encoding import check_obs_version
 from .observe import BatchObserver
 from .record import replay_record
-from .layout import BatchLayout, Tables, layout_for
+from .layout import HISTORY, BatchLayout, Tables, layout_for
 
 _FIRST_LOG = 256  # decisions logged per game before the log first grows
 _LOG_ITEM = np.dtype(np.int16).itemsize
@@ -72,7 +72,8 @@ class BatchGame(KernelBatch):
     ``stop_after_hand`` (each episode is one hand, as ``episode='hand'`` in the env), ``record``
     (keep each game's decisions so that :meth:`replay` can rebuild it; on by default, off saves one
     write per decision), ``first_game`` (the index of ``S[0]``'s stream: chunk ``k`` of size ``n`` is
-    ``first_game=k*n``). ``layout`` is the rules' :class:`~.layout.BatchLayout` (tiles, tables, record type,
+    ``first_game=k*n``), ``history`` (keep each seat's last turns of the hand, which observation version 2
+    reads; off by default: the turns' "best on offer" costs a scan of the table per turn). ``layout`` is the rules' :class:`~.layout.BatchLayout` (tiles, tables, record type,
     action ids, rules vector), built once per rules object and shared with every batch of those rules.
 
     Memory: :func:`memory_needed` (about 1 KB a game with ``record``); a batch that needs more than the
@@ -125,6 +126,12 @@ class BatchGame(KernelBatch):
     def _kit(self) -> tuple:
         """The (empty) replay log every kernel takes."""
         return (self._no_log,)
+
+    def keep_history(self) -> None:
+        """Keep each seat's turn history from now on (as ``history=True`` would have): exact from each game's
+        next hand, which starts it cleared; the turns of a hand in progress before this call are missing."""
+        self.history = True
+        self._R[HISTORY] = 1
 
     # ------------------------------------------------------------------ state
     @property
