@@ -34,14 +34,16 @@ import numpy as np
 
 from .core.actions import action_name, decode_action, encode_action, num_actions, parse_action
 from .core.errors import RulesError, short_repr
-from .core.board import Board
-from .core.events import Draw, HandStart, Pass, Play
 from .core.game import Game
 from .core.rules import Rules
 from .core.tiles import TileSet, tile_set
 from .core.view import PlayerView
 from .analysis import DOMINO, WINS, placement_features
 from .env_args import OBS_VERSIONS, check_obs_version
+from .race import (  # noqa: F401  (the version-2 constants are read from here too)
+    ACTION_FEATURES_V2, DRAW_CAP, HISTORY_COLUMNS, HISTORY_POINT_DIVISOR, HISTORY_TURNS, NEED_BINS, History,
+    best_on_offer, bonus_bound, need_fives, pip_total, write_race, write_race_features,
+)
 
 __all__ = [
     "ACTION_FEATURES", "ACTION_FEATURES_V2", "OBSERVATION_PIECES", "OBS_VERSIONS", "check_obs_version", "feature_names", "ObservationEncoder", "ObservationShape", "Piece", "action_name", "pieces_table", "decode_action", "encode_action", "num_actions", "observation_shape", "observation_slices", "observation_table",
@@ -54,16 +56,6 @@ OBS_LAYOUT_VERSION = 1
 # OBS_VERSIONS: every observation version this library encodes, 1 (the default) and 2 (1 plus the "race"
 # pieces needs, pips, bonus and history, and two more action-feature columns); declared with its checker in
 # env_args, below every front end.
-#: ``needs``: one-hot of the fives a side still needs, 1..NEED_BINS, then one column for "more".
-NEED_BINS = 12
-#: ``history``: the last turns kept per other seat, newest first.
-HISTORY_TURNS = 2
-#: ``history``: the columns of one turn.
-HISTORY_COLUMNS = ("exists", "placed", "passed", "drew", "points", "pips", "best")
-#: ``history``'s ``drew``: tiles drawn in the turn over this (4 or more reads as 1).
-DRAW_CAP = 4
-#: The action-feature columns version 2 adds after :data:`ACTION_FEATURES`.
-ACTION_FEATURES_V2 = ("pips_after", "cross")
 #: Scores (in targets) are clipped to +-this in the ``scores`` slice.
 SCORE_CLIP = 2.0
 #: Columns of one placement's entry in the ``features`` slice (``action_features=True``).
@@ -160,18 +152,11 @@ __doc__ = (__doc__ or "").replace("%%PIECES%%", pieces_table())
 POINT_SCALE = 1.0 / 20.0
 #: The ``fit`` feature: kept tiles that fit the new ends, over this (3 or more reads as 1).
 FIT_CAP = 3.0
-#: ``history``'s ``points`` and ``best`` columns: count points over this (the features' POINT_SCALE).
-HISTORY_POINT_DIVISOR = 20
 
 
 def feature_names(obs_version: int = OBS_LAYOUT_VERSION) -> tuple[str, ...]:
     """The columns of one placement's row of the ``features`` slice under ``obs_version``."""
     return ACTION_FEATURES + (ACTION_FEATURES_V2 if obs_version >= 2 else ())
-
-
-def pip_total(tiles: TileSet) -> int:
-    """The pips of the whole set (168, 495, 1092): the divisor of the ``pips`` piece and ``pips_after``."""
-    return sum(tiles.pips)
 
 
 def observation_slices(players: int, tiles: TileSet, action_features: bool,
@@ -233,50 +218,6 @@ def observation_shape(rules: Rules, action_features: bool = False,
                             low, high, obs_version)
 
 
-def need_fives(rules: Rules, score: int) -> int:
-    """The fives (steps of 5 count points) a side with ``score`` still needs to reach the target; 0 at or
-    past it."""
-    short = rules.target - score
-    return (short * rules.score_unit + 4) // 5 if short > 0 else 0
-
-
-def bonus_bound(rules: Rules, pips: int, opposing_seats: int) -> int:
-    """An upper bound, in points, of the end-of-hand bonus a side can gain when its opponents hold at most
-    ``pips`` pips over ``opposing_seats`` hands: 0 unless ``hand_end='winner_takes'``; else those pips rounded
-    as the rules round a bonus (``round_each`` with nearest rounding may gain 2 pips per hand but the first
-    from rounding each hand up: the bound adds them before rounding)."""
-    if rules.hand_end != "winner_takes":
-        return 0
-    extra = 2 * (opposing_seats - 1) if rules.bonus_round == "round_each" and rules.rounding == "nearest" else 0
-    return rules.pips_to_points(pips + extra)
-
-
-def best_on_offer(board: Board, unplayed: int) -> int:
-    """The most count points (a count that is a multiple of 5, before the side's scoring gates) any
-    placement of a tile of ``unplayed`` could make on ``board``."""
-    best = 0
-    if board.size == 0:
-        low, high = board.low, board.high
-        m = unplayed
-        while m:
-            bit = m & -m
-            t = bit.bit_length() - 1
-            m ^= bit
-            c = 2 * low[t] if low[t] == high[t] else low[t] + high[t]
-            if c > best and c % 5 == 0:
-                best = c
-        return best
-    for slot in board.open_slots:
-        m = unplayed & board.pip_mask[board.ends[slot]]
-        while m:
-            bit = m & -m
-            m ^= bit
-            c = board.count_after(bit.bit_length() - 1, slot)
-            if c > best and c % 5 == 0:
-                best = c
-    return best
-
-
 class ObservationEncoder:
     """Builds observation vectors, action masks and the full-information state for one rules object.
 
@@ -297,12 +238,13 @@ class ObservationEncoder:
         V = self.V = tiles.num_values
         shape = observation_shape(rules, self.action_features, self.obs_version)
         self.feature_names = feature_names(self.obs_version)
-        self._pip_total = pip_total(tiles)
-        self._history: Optional[_History] = None  # version 2: the turn history of the game last observed
+        # version 2 (allfives_env.race reads these): the set's pips, the turn history of the game last observed
+        self.pip_total = pip_total(tiles)
+        self.turn_history: Optional[History] = None
         self.slices, self.size, self.num_actions, self.low, self.high = (shape.slices, shape.size, shape.num_actions,
                                                                          shape.low, shape.high)
         if self.action_features:
-            self._o_features = self.slices["features"].start
+            self._o_features = self.features_offset = self.slices["features"].start
         # state: every hand (absolute seats), the boneyard's tiles, the public part seen by seat 0, the seat to act
         self.state_size = T * P + T + self.size + P
         s = self.slices
@@ -326,7 +268,7 @@ class ObservationEncoder:
             for slot in range(4)
         ]
         # per seat: the absolute seat at each relative seat k = 0..P-1
-        self._rotations = [tuple((seat + k) % P for k in range(P)) for seat in range(P)]
+        self._rotations = self.rotations = [tuple((seat + k) % P for k in range(P)) for seat in range(P)]
         # per seat: the partner flags never change
         self._static_ones = [
             [self._o_partners + k for k in range(P) if rules.side_of((seat + k) % P) == rules.side_of(seat)]
@@ -370,86 +312,10 @@ class ObservationEncoder:
             out[:] = buf
             self._write_public(game, seat, out)
         if self.obs_version >= 2:
-            self._write_race(game, seat, out, True)
+            write_race(self, game, seat, out, True)
         if self.action_features and seat == game.current:
             self._write_features(game, seat, out)
         return out
-
-    def _write_race(self, game: Game, seat: int, out: np.ndarray, private: bool) -> None:
-        """Version 2's pieces as ``seat`` sees them into ``out`` (zeros there): ``needs``, ``history`` and,
-        when ``private`` (they read the seat's hand), ``pips`` and ``bonus``. Integer quotients are taken
-        once in float64, as the batch observer takes them."""
-        rules = self.rules
-        P = self.P
-        s = self.slices
-        rot = self._rotations[seat]
-        side_of = game.side_of
-        scores = game.scores
-        o_needs = s["needs"].start
-        width = NEED_BINS + 1
-        for k in range(P):
-            need = need_fives(rules, scores[side_of[rot[k]]])
-            if need:
-                out[o_needs + k * width + min(need, width) - 1] = 1.0
-        self._write_history(game, seat, out)
-        if not private:
-            return
-        tiles = self.tiles
-        hands = game.hands
-        own_mask = hands[seat]
-        played = 0
-        for t, _ in game.played:
-            played |= 1 << t
-        unseen_mask = ((1 << self.T) - 1) & ~own_mask & ~played
-        own = tiles.pips_of(own_mask)
-        unseen = tiles.pips_of(unseen_mask)
-        n_unseen = unseen_mask.bit_count()
-        total = self._pip_total
-        op = s["pips"].start
-        out[op] = own / total
-        out[op + 1] = unseen / total
-        if n_unseen:
-            for k in range(1, P):
-                out[op + 1 + k] = (hands[rot[k]].bit_count() * unseen) / (n_unseen * total)
-            out[op + 1 + P] = (game.boneyard_size * unseen) / (n_unseen * total)
-        out[op + 2 + P] = own_mask.bit_count() / self.T
-        if rules.hand_end == "winner_takes":
-            ob = s["bonus"].start
-            my_side = side_of[seat]
-            for k in range(P):
-                side = side_of[rot[k]]
-                opposing = sum(1 for x in side_of if x != side)
-                bound = bonus_bound(rules, unseen if side == my_side else unseen + own, opposing)
-                if scores[side] + bound >= rules.target:
-                    out[ob + k] = 1.0
-
-    def _write_history(self, game: Game, seat: int, out: np.ndarray) -> None:
-        """The ``history`` slice (zeros on entry): each other seat's last turns of this hand."""
-        history = self._history
-        if history is None or not history.follows(game):
-            history = self._history = _History(game)
-        history.catch_up(game)
-        C = len(HISTORY_COLUMNS)
-        H = HISTORY_TURNS
-        pip_scale = 2 * self.rules.max_pip
-        o = self.slices["history"].start
-        rot = self._rotations[seat]
-        for k in range(1, self.P):
-            for j, turn in enumerate(history.turns[rot[k]]):
-                base = o + ((k - 1) * H + j) * C
-                exists, placed, passed, drew, points, pips, best = turn
-                out[base] = 1.0
-                if placed:
-                    out[base + 1] = 1.0
-                    out[base + 5] = pips / pip_scale
-                if passed:
-                    out[base + 2] = 1.0
-                if drew:
-                    out[base + 3] = min(drew, DRAW_CAP) / DRAW_CAP
-                if points:
-                    out[base + 4] = points / HISTORY_POINT_DIVISOR
-                if best:
-                    out[base + 6] = best / HISTORY_POINT_DIVISOR
 
     def _seat_buffer(self, game: Game, seat: int) -> np.ndarray:
         """``seat``'s buffer brought up to date: tiles played since its last observation, hand changes, and
@@ -507,35 +373,7 @@ class ObservationEncoder:
                             row.p_lose, row.block, row.follow * unit, min(row.fit, FIT_CAP) / FIT_CAP,
                             row.shown * inv_v, row.pips * pip_scale, row.double)
         if F > len(ACTION_FEATURES):
-            self._write_race_features(game, seat, out, actions, rows)
-
-    def _write_race_features(self, game: Game, seat: int, out: np.ndarray, actions: list[int], rows: list) -> None:
-        """Version 2's action-feature columns: ``pips_after`` (the hand's pips after the play / the set's
-        pips) and ``cross`` (the play's points reach the target, or, when it empties the hand, its points
-        plus the largest bonus the rules can give: :func:`bonus_bound` of the unseen pips)."""
-        rules = self.rules
-        tiles = self.tiles
-        own_mask = game.hands[seat]
-        own = tiles.pips_of(own_mask)
-        side = game.side_of[seat]
-        score = game.scores[side]
-        domino = own_mask.bit_count() == 1
-        bound = 0
-        if domino:
-            played = 0
-            for t, _ in game.played:
-                played |= 1 << t
-            unseen = tiles.pips_of(((1 << self.T) - 1) & ~own_mask & ~played)
-            bound = bonus_bound(rules, unseen, sum(1 for x in game.side_of if x != side))
-        F = len(self.feature_names)
-        first = self._o_features + len(ACTION_FEATURES)
-        total = self._pip_total
-        target = rules.target
-        for action, row in zip(actions, rows):
-            o = first + action * F
-            out[o] = (own - tiles.pips[action >> 2]) / total
-            if score + row.now >= target or (domino and score + row.now + bound >= target):
-                out[o + 1] = 1.0
+            write_race_features(self, game, seat, out, actions, rows)
 
     def _board_ones(self, game: Game, seat: int) -> list[int]:
         """Indices of the ``board`` slice's 1-entries as seen by ``seat``."""
@@ -662,71 +500,8 @@ class ObservationEncoder:
         self._write_voids(game, 0, public)
         self._write_boneyard(game, public)
         if self.obs_version >= 2:
-            self._write_race(game, 0, public, False)  # the public pieces: needs, history
+            write_race(self, game, 0, public, False)  # the public pieces: needs, history
         return out
-
-
-class _History:
-    """Version 2's turn history of one game's current hand, read from its public event log and brought up to
-    date incrementally: per seat its last :data:`HISTORY_TURNS` turns, newest first, each the list
-    ``[exists, placed, passed, drawn, count points, tile pips, best on offer]`` (integers).
-
-    A turn is a seat's run of events: draws, then a play or a pass (a run of draws alone is a turn in
-    progress). The opening draws of ``draw_until_double`` choose the leader and are no turn. "Best on
-    offer" is the most count points any placement of a tile not on the table could have made on the board
-    at the turn's start (:func:`best_on_offer`), read from a copy of the board replayed from the plays."""
-
-    __slots__ = ("game", "hand", "start", "seen", "turns", "turn_seat", "board", "unplayed", "pips", "unit")
-
-    def __init__(self, game: Game) -> None:
-        self.game = game
-        self.hand = game.hand_number
-        events = game.events
-        start = len(events) - 1
-        while start >= 0 and type(events[start]) is not HandStart:
-            start -= 1
-        # the events after the hand start, less the opening draws
-        self.start = self.seen = start + 1 + (getattr(game, "opening_draws", 0) if start >= 0 else 0)
-        self.turns: list[list[list[int]]] = [[] for _ in range(game.num_players)]
-        self.turn_seat = -1
-        rules = game.rules
-        self.board = Board(game.tiles, rules.spinner_sides_first, rules.spinner_count)
-        self.unplayed = (1 << game.tiles.size) - 1
-        self.pips = game.tiles.pips
-        self.unit = rules.score_unit
-
-    def follows(self, game: Game) -> bool:
-        """Whether this history can be brought up to date for ``game`` (the same game and hand, its log grown)."""
-        return game is self.game and game.hand_number == self.hand and len(game.events) >= self.seen
-
-    def catch_up(self, game: Game) -> None:
-        """Read the events logged since the last call."""
-        events = game.events
-        for i in range(self.seen, len(events)):
-            e = events[i]
-            kind = type(e)
-            if kind is not Play and kind is not Draw and kind is not Pass:
-                continue
-            seat = e.seat
-            if seat != self.turn_seat:
-                turns = self.turns[seat]
-                turns.insert(0, [1, 0, 0, 0, 0, 0, best_on_offer(self.board, self.unplayed)])
-                del turns[HISTORY_TURNS:]
-                self.turn_seat = seat
-            turn = self.turns[seat][0]
-            if kind is Draw:
-                turn[3] += 1
-            elif kind is Play:
-                turn[1] = 1
-                turn[4] = e.points * self.unit
-                turn[5] = self.pips[e.tile]
-                self.board.place(e.tile, e.slot)
-                self.unplayed &= ~(1 << e.tile)
-                self.turn_seat = -1
-            else:
-                turn[2] = 1
-                self.turn_seat = -1
-        self.seen = len(events)
 
 
 class _SeatView:
