@@ -315,3 +315,21 @@ def test_a_v2_policy_round_trips_and_plays_in_the_aec_env_and_as_a_vector_oppone
     bad = _rewrite_header(path, tmp_path / "v3.npz", obs_layout_version=3)
     with pytest.raises(PolicyError, match="layout version 3.*1 or 2"):
         load_policy(bad)
+
+
+# ====================================================================== conformance under version 2
+@pytest.mark.filterwarnings("ignore:ignoring unknown reset option")
+@pytest.mark.filterwarnings("ignore:Observation space for each agent probably should be")
+@pytest.mark.filterwarnings("ignore:Observation is not a NumPy array")
+@pytest.mark.parametrize("options", [{}, {"num_players": 4, "hand_end": "winner_takes", "max_hands": 1},
+                                     {"num_players": 3, "may_draw_when_able": True}])
+def test_the_env_conformance_checks_pass_under_version_2(options: dict) -> None:
+    from gymnasium.utils.env_checker import check_env
+    from pettingzoo.test import api_test
+
+    from allfives_env.allfives_v0 import raw_env
+    from allfives_env.single_seat import AllFivesSingleSeatEnv
+
+    api_test(raw_env(obs_version=2, **options), num_cycles=300)
+    check_env(AllFivesSingleSeatEnv(opponents=["random"], obs_version=2, action_features=True, **options),
+              skip_render_check=True)
