@@ -5,6 +5,11 @@ seat ("ego-centric"): relative seat 0 is the observer, 1 the next player clockwi
 (the partner in a 4-player partnership), and so on. ``P`` = players, ``T`` = tiles in the set
 (28/55/91), ``V`` = pip values (``max_pip + 1``).
 
+Versions (``obs_version``, :data:`OBS_VERSIONS`): version 1 is the default and every shipped policy's; version 2
+keeps every version-1 slice where it is and adds the ``needs``, ``pips``, ``bonus`` and ``history`` pieces after
+``lead`` (and two more columns to each ``features`` row, :data:`ACTION_FEATURES_V2`); their exact definitions
+are in :mod:`allfives_env.race`. Each piece below says the first version that has it (its ``since``).
+
 %%PIECES%%
 
 Action features (``action_features=True``). A flat network has to learn from the raw slices what a
