@@ -367,6 +367,7 @@ class ObservationEncoder:
             return
         _, rows = placement_features(PlayerView(game, seat), actions)
         F = len(self.feature_names)
+        F1 = len(ACTION_FEATURES)
         unit = game.rules.score_unit * POINT_SCALE
         pip_scale = 1.0 / (2 * self.rules.max_pip)
         inv_v = 1.0 / self.V
@@ -374,10 +375,10 @@ class ObservationEncoder:
         for action, row in zip(actions, rows):
             o = base + action * F
             # in the order of ACTION_FEATURES
-            out[o:o + len(ACTION_FEATURES)] = (1.0, row.kind == WINS, row.kind == DOMINO, row.now * unit, row.deny * POINT_SCALE,
-                            row.p_lose, row.block, row.follow * unit, min(row.fit, FIT_CAP) / FIT_CAP,
-                            row.shown * inv_v, row.pips * pip_scale, row.double)
-        if F > len(ACTION_FEATURES):
+            out[o:o + F1] = (1.0, row.kind == WINS, row.kind == DOMINO, row.now * unit, row.deny * POINT_SCALE,
+                             row.p_lose, row.block, row.follow * unit, min(row.fit, FIT_CAP) / FIT_CAP,
+                             row.shown * inv_v, row.pips * pip_scale, row.double)
+        if F > F1:
             write_race_features(self, game, seat, out, actions, rows)
 
     def _board_ones(self, game: Game, seat: int) -> list[int]:

@@ -73,7 +73,8 @@ class BatchGame(KernelBatch):
     (keep each game's decisions so that :meth:`replay` can rebuild it; on by default, off saves one
     write per decision), ``first_game`` (the index of ``S[0]``'s stream: chunk ``k`` of size ``n`` is
     ``first_game=k*n``), ``history`` (keep each seat's last turns of the hand, which observation version 2
-    reads; off by default: the turns' "best on offer" costs a scan of the table per turn). ``layout`` is the rules' :class:`~.layout.BatchLayout` (tiles, tables, record type,
+    reads; off by default: the turns' "best on offer" costs a scan of the table per turn). ``layout`` is the
+    rules' :class:`~.layout.BatchLayout` (tiles, tables, record type,
     action ids, rules vector), built once per rules object and shared with every batch of those rules.
 
     Memory: :func:`memory_needed` (about 1 KB a game with ``record``); a batch that needs more than the

@@ -15,14 +15,14 @@ from __future__ import annotations
 import numpy as np
 from .jit import njit
 
-from .board import count, count_after, hand_placements, open_values, place, tile_placements
+from .board import count, hand_placements, open_values, place, tile_placements
 from .dealing import give, log_event, new_hand, take
 from .layout import (
     ALLOW_NEGATIVE, BLOCKED, BY_TARGET, DIFFERENCE, DOMINO, DRAW_ACTION, EV_DRAW, EV_GAME_OVER, EV_PASS, EV_PLAY,
     EV_SETTLEMENT, EXACT_TARGET, IMMEDIATE, LEAD_SCORES, MAX_DRAWS, MAX_HANDS, MIN_FIRST, NUM_PLAYERS, NUM_SIDES,
     ON_TABLE, PARTNERSHIP, RESERVE, ROUND_DOWN, ROUND_EACH, ROUND_NEAREST, ROUNDING, SCORE_UNIT, STOP_AFTER_HAND,
-    TARGET, TILE_COUNT, WINNER_TAKES, B_SIZE, LOW_AT, HIGH_AT, PIPS_AT, B_ALL_OPEN, B_END, H_BEST, H_DRAWN, H_EXISTS,
-    H_PASSED, H_PIPS, H_PLACED, H_POINTS, HISTORY, HIST_COLUMNS, NUM_VALUES, WITH_VALUE_AT,
+    TARGET, TILE_COUNT, WINNER_TAKES, B_SIZE, LOW_AT, HIGH_AT, PIPS_AT, B_ALL_OPEN, B_ARM, B_DOUBLE, B_END, H_BEST,
+    H_DRAWN, H_EXISTS, H_PASSED, H_PIPS, H_PLACED, H_POINTS, HISTORY, HIST_COLUMNS, NUM_VALUES, WITH_VALUE_AT,
 )
 
 
@@ -85,7 +85,12 @@ def top_side(g, R: np.ndarray, require_target: bool) -> int:
 @njit(cache=True)
 def best_on_offer(g, R: np.ndarray) -> int:
     """The most count points (a multiple of 5, before the side's scoring gates) any placement of a tile not
-    on the table could make on the board now (:func:`allfives_env.encoding.best_on_offer`)."""
+    on the table could make on the board now (:func:`allfives_env.encoding.best_on_offer`).
+
+    Per open end one count, not one per tile: a tile v-x on an end of value v leaves that end showing x (2x
+    for the double v-v, which counts 2x at an arm's end and, as a line's first double, 2v plus the other
+    end as the new spinner), and nothing else of the count depends on x, so the count after it is the count
+    with that arm one tile longer and its end at 0, plus x or 2x."""
     b = g.board
     best = 0
     if b[B_SIZE] == 0:
@@ -97,14 +102,22 @@ def best_on_offer(g, R: np.ndarray) -> int:
                 if c > best and c % 5 == 0:
                     best = c
         return best
-    low = R[LOW_AT:HIGH_AT]
-    high = R[HIGH_AT:PIPS_AT]
     for slot in range(4 if b[B_ALL_OPEN] else 2):
-        at = WITH_VALUE_AT + 13 * b[B_END + slot]
+        v = b[B_END + slot]
+        was_double = b[B_DOUBLE + slot]
+        b[B_END + slot] = 0
+        b[B_DOUBLE + slot] = 0
+        b[B_ARM + slot] += 1
+        rest = count(b)
+        b[B_END + slot] = v
+        b[B_DOUBLE + slot] = was_double
+        b[B_ARM + slot] -= 1
+        at = WITH_VALUE_AT + 13 * v
         for k in range(R[NUM_VALUES]):
             t = R[at + k]
             if g.owner[t] < ON_TABLE:
-                c = count_after(b, t, slot, low, high)
+                x = R[LOW_AT + t] + R[HIGH_AT + t] - v
+                c = rest + (2 * x if x == v else x)
                 if c > best and c % 5 == 0:
                     best = c
     return best
