@@ -76,7 +76,9 @@ class BatchPolicyAgent:
     def __init__(self, policy: NumpyPolicy, rules: Any, n: int) -> None:
         self.policy = policy
         self.policy.check_rules(rules)
-        self.observer = BatchObserver(rules, self.policy.action_features)
+        self.observer = BatchObserver(rules, self.policy.action_features, self.policy.obs_version)
+        #: a version-2 policy reads the turn history: the batch it plays in must keep it (BatchGame(history=True))
+        self.needs_history = self.policy.obs_version >= 2
         self.players = rules.num_players
         self.obs = np.zeros((n, self.observer.size), dtype=np.float32)
         self.mask = np.zeros((n, self.policy.num_actions), dtype=np.bool_)
@@ -170,6 +172,11 @@ class OpponentPool:
         self.legal_by_construction: list[bool] = []
         self.weights = np.zeros((n, 0))
         self.rng = np.random.default_rng(0)
+
+    @property
+    def needs_history(self) -> bool:
+        """Whether an agent of the pool reads the batch's turn history (a version-2 policy)."""
+        return any(getattr(agent, "needs_history", False) is True for agent in self.agents if agent is not None)
 
     def ids(self, specs: Sequence[str]) -> list[int]:
         """The pool index of each spec, building the agents not yet in the pool. Every new agent is built

@@ -5,6 +5,11 @@ seat ("ego-centric"): relative seat 0 is the observer, 1 the next player clockwi
 (the partner in a 4-player partnership), and so on. ``P`` = players, ``T`` = tiles in the set
 (28/55/91), ``V`` = pip values (``max_pip + 1``).
 
+Versions (``obs_version``, :data:`OBS_VERSIONS`): version 1 is the default and every shipped policy's; version 2
+keeps every version-1 slice where it is and adds the ``needs``, ``pips``, ``bonus`` and ``history`` pieces after
+``lead`` (and two more columns to each ``features`` row, :data:`ACTION_FEATURES_V2`); their exact definitions
+are in :mod:`allfives_env.race`. Each piece below says the first version that has it (its ``since``).
+
 %%PIECES%%
 
 Action features (``action_features=True``). A flat network has to learn from the raw slices what a
@@ -39,14 +44,23 @@ from .core.rules import Rules
 from .core.tiles import TileSet, tile_set
 from .core.view import PlayerView
 from .analysis import DOMINO, WINS, placement_features
+from .env_args import OBS_VERSIONS, check_obs_version
+from .race import (  # noqa: F401  (the version-2 constants are read from here too)
+    ACTION_FEATURES_V2, DRAW_CAP, HISTORY_COLUMNS, HISTORY_POINT_DIVISOR, HISTORY_TURNS, NEED_BINS, History,
+    best_on_offer, bonus_bound, need_fives, pip_total, write_race, write_race_features,
+)
 
 __all__ = [
-    "ACTION_FEATURES", "OBSERVATION_PIECES", "ObservationEncoder", "ObservationShape", "Piece", "action_name", "pieces_table", "decode_action", "encode_action", "num_actions", "observation_shape", "observation_slices", "observation_table",
+    "ACTION_FEATURES", "ACTION_FEATURES_V2", "OBSERVATION_PIECES", "OBS_VERSIONS", "check_obs_version", "feature_names", "ObservationEncoder", "ObservationShape", "Piece", "action_name", "pieces_table", "decode_action", "encode_action", "num_actions", "observation_shape", "observation_slices", "observation_table",
     "parse_action",
 ]
 
-#: Version of the observation layout; saved policies record it and refuse another.
+#: The default version of the observation layout (what every front end encodes unless asked for another);
+#: saved policies record the version they were trained with and are encoded with it.
 OBS_LAYOUT_VERSION = 1
+# OBS_VERSIONS: every observation version this library encodes, 1 (the default) and 2 (1 plus the "race"
+# pieces needs, pips, bonus and history, and two more action-feature columns); declared with its checker in
+# env_args, below every front end.
 #: Scores (in targets) are clipped to +-this in the ``scores`` slice.
 SCORE_CLIP = 2.0
 #: Columns of one placement's entry in the ``features`` slice (``action_features=True``).
@@ -59,13 +73,16 @@ ACTION_FEATURE_HIGH = 8.0
 class Piece(NamedTuple):
     """One named slice of the observation: its size from (players, tiles, values), the same size as the
     docs write it (``shape``, in ``P``, ``T``, ``V``; a test holds the two equal) and what it holds.
-    ``optional`` pieces are present only with ``action_features=True``."""
+    ``optional`` pieces are present only with ``action_features=True``; a piece is present from observation
+    version ``since`` on (:data:`OBS_VERSIONS`)."""
 
     name: str
     size: Callable[[int, int, int], int]
     shape: str
     meaning: str
     optional: bool = False
+    #: the first observation version that has this piece (1: every version)
+    since: int = 1
 
 
 #: The observation's slices, in order: the one declaration that :class:`ObservationEncoder` (offsets,
@@ -92,22 +109,44 @@ OBSERVATION_PIECES: tuple[Piece, ...] = (
     Piece("scored", lambda P, T, V: P, "P", "1 if that seat's side has scored (``min_first_score``)"),
     Piece("partners", lambda P, T, V: P, "P", "1 if relative seat k is on the observer's side (k=0 always)"),
     Piece("lead", lambda P, T, V: 1, "1", "1 if the board is empty (the observer is leading)"),
+    Piece("needs", lambda P, T, V: P * (NEED_BINS + 1), "P x 13",
+          "version 2: per relative seat, one-hot of the fives (steps of 5 count points: 5 points, or 1 with "
+          "score_unit=5) its side still needs to reach the target, columns 1..12 then *more than 12*; all zeros "
+          "for a side at or past the target", since=2),
+    Piece("pips", lambda P, T, V: P + 3, "P + 3",
+          "version 2, pips over the whole set's pips (168/495/1092): the observer's hand; the unseen tiles (not on "
+          "the table, not in its hand); each other seat's expected hand (its size x the unseen tiles' mean); the "
+          "boneyard's expected pips (same mean); then the observer's tile count / T", since=2),
+    Piece("bonus", lambda P, T, V: P, "P",
+          "version 2: 1 if relative seat k's side could reach the target with this hand's end-of-hand bonus "
+          "(``winner_takes`` only): its score plus the rounded pips bound (the unseen pips for the observer's "
+          "side, the unseen pips plus the observer's hand for another side) is at least the target", since=2),
+    Piece("history", lambda P, T, V: (P - 1) * HISTORY_TURNS * len(HISTORY_COLUMNS), "(P-1) x 2 x 7",
+          "version 2: per other relative seat its last 2 turns of this hand, newest first: the turn exists; it "
+          "placed a tile; it passed; tiles drawn / 4 (at most 1); count points scored / 20; the placed tile's pips "
+          "/ (2 max_pip); the best count points any tile not on the table could have scored on the board at the "
+          "turn's start / 20 (public)", since=2),
     Piece("features", lambda P, T, V: 4 * T * len(ACTION_FEATURES), "4T x F",
           "only with ``action_features=True``: per placement id (``tile*4+slot``), F = 12 numbers describing "
-          "that play (below); all zeros for placements that are not legal now", optional=True),
+          "that play (below; 14 in version 2); all zeros for placements that are not legal now", optional=True),
 )
 
 
-def pieces_table(width: int = 66) -> str:
-    """:data:`OBSERVATION_PIECES` as a reStructuredText table (the module's documentation shows it)."""
+def pieces_table(width: int = 66, obs_version: Optional[int] = None) -> str:
+    """:data:`OBSERVATION_PIECES` as a reStructuredText table (the module's documentation shows it): every
+    piece, or those of ``obs_version`` only."""
     import textwrap
 
-    rule = f"{'=' * 18}  {'=' * 10}  {'=' * width}"
-    lines = [rule, f"{'slice':<18}  {'size':<10}  meaning", rule]
+    if obs_version is not None:
+        obs_version = check_obs_version(obs_version)
+    rule = f"{'=' * 18}  {'=' * 13}  {'=' * width}"
+    lines = [rule, f"{'slice':<18}  {'size':<13}  meaning", rule]
     for piece in OBSERVATION_PIECES:
+        if obs_version is not None and piece.since > obs_version:
+            continue
         wrapped = textwrap.wrap(piece.meaning, width) or [""]
-        lines.append(f"{'``' + piece.name + '``':<18}  {piece.shape:<10}  {wrapped[0]}".rstrip())
-        lines.extend(f"{'':<18}  {'':<10}  {more}" for more in wrapped[1:])
+        lines.append(f"{'``' + piece.name + '``':<18}  {piece.shape:<13}  {wrapped[0]}".rstrip())
+        lines.extend(f"{'':<18}  {'':<13}  {more}" for more in wrapped[1:])
     lines.append(rule)
     return "\n".join(lines)
 
@@ -120,15 +159,26 @@ POINT_SCALE = 1.0 / 20.0
 FIT_CAP = 3.0
 
 
-def observation_slices(players: int, tiles: TileSet, action_features: bool) -> dict[str, slice]:
+def feature_names(obs_version: int = OBS_LAYOUT_VERSION) -> tuple[str, ...]:
+    """The columns of one placement's row of the ``features`` slice under ``obs_version``."""
+    return ACTION_FEATURES + (ACTION_FEATURES_V2 if obs_version >= 2 else ())
+
+
+def observation_slices(players: int, tiles: TileSet, action_features: bool,
+                       obs_version: int = OBS_LAYOUT_VERSION) -> dict[str, slice]:
     """Where each piece of :data:`OBSERVATION_PIECES` lies in the observation of ``players`` seats playing
-    ``tiles`` (the ``features`` piece only with ``action_features``): the one layout that the encoder and
-    the batch observer both write."""
+    ``tiles`` under observation version ``obs_version`` (the pieces of that version; the ``features``
+    piece only with ``action_features``, its rows :func:`feature_names` wide): the one layout that the
+    encoder and the batch observer both write."""
+    obs_version = check_obs_version(obs_version)
     slices: dict[str, slice] = {}
     offset = 0
     for piece in OBSERVATION_PIECES:
-        if action_features or not piece.optional:
-            size = piece.size(players, tiles.size, tiles.num_values)
+        if piece.since <= obs_version and (action_features or not piece.optional):
+            if piece.name == "features":
+                size = 4 * tiles.size * len(feature_names(obs_version))
+            else:
+                size = piece.size(players, tiles.size, tiles.num_values)
             slices[piece.name] = slice(offset, offset + size)
             offset += size
     return slices
@@ -146,12 +196,16 @@ class ObservationShape(NamedTuple):
     num_actions: int
     low: np.ndarray
     high: np.ndarray
+    obs_version: int = OBS_LAYOUT_VERSION
 
 
-def observation_shape(rules: Rules, action_features: bool = False) -> ObservationShape:
-    """The :class:`ObservationShape` of ``rules`` (with the ``features`` piece if ``action_features``)."""
+def observation_shape(rules: Rules, action_features: bool = False,
+                      obs_version: int = OBS_LAYOUT_VERSION) -> ObservationShape:
+    """The :class:`ObservationShape` of ``rules`` (with the ``features`` piece if ``action_features``) under
+    observation version ``obs_version``."""
+    obs_version = check_obs_version(obs_version)
     tiles = tile_set(rules.max_pip)
-    slices = observation_slices(rules.num_players, tiles, action_features)
+    slices = observation_slices(rules.num_players, tiles, action_features, obs_version)
     size = max(s.stop for s in slices.values())
     low = np.zeros(size, dtype=np.float32)
     high = np.ones(size, dtype=np.float32)
@@ -159,8 +213,14 @@ def observation_shape(rules: Rules, action_features: bool = False) -> Observatio
     high[slices["scores"]] = SCORE_CLIP
     if action_features:
         high[slices["features"]] = ACTION_FEATURE_HIGH
+    if obs_version >= 2:
+        # history's points and best columns: count points / 20, a count is at most 8 max_pip
+        C = len(HISTORY_COLUMNS)
+        history = high[slices["history"]].reshape(-1, C)
+        history[:, HISTORY_COLUMNS.index("points")] = 8 * rules.max_pip * POINT_SCALE
+        history[:, HISTORY_COLUMNS.index("best")] = 8 * rules.max_pip * POINT_SCALE
     return ObservationShape(rules, bool(action_features), slices, size, num_actions(tiles, rules.may_draw_when_able),
-                            low, high)
+                            low, high, obs_version)
 
 
 class ObservationEncoder:
@@ -170,9 +230,10 @@ class ObservationEncoder:
     keeps an observation at a few microseconds.
     """
 
-    def __init__(self, rules: Rules, action_features: bool = False) -> None:
+    def __init__(self, rules: Rules, action_features: bool = False, obs_version: int = OBS_LAYOUT_VERSION) -> None:
         if not isinstance(action_features, (bool, np.bool_)):
             raise RulesError(f"action_features={short_repr(action_features)} is not allowed: choose True or False")
+        self.obs_version = check_obs_version(obs_version)
         self.rules = rules
         self.action_features = bool(action_features)
         tiles = tile_set(rules.max_pip)
@@ -180,11 +241,15 @@ class ObservationEncoder:
         P = self.P = rules.num_players
         T = self.T = tiles.size
         V = self.V = tiles.num_values
-        shape = observation_shape(rules, self.action_features)
+        shape = observation_shape(rules, self.action_features, self.obs_version)
+        self.feature_names = feature_names(self.obs_version)
+        # version 2 (allfives_env.race reads these): the set's pips, the turn history of the game last observed
+        self.pip_total = pip_total(tiles)
+        self.turn_history: Optional[History] = None
         self.slices, self.size, self.num_actions, self.low, self.high = (shape.slices, shape.size, shape.num_actions,
                                                                          shape.low, shape.high)
         if self.action_features:
-            self._o_features = self.slices["features"].start
+            self._o_features = self.features_offset = self.slices["features"].start
         # state: every hand (absolute seats), the boneyard's tiles, the public part seen by seat 0, the seat to act
         self.state_size = T * P + T + self.size + P
         s = self.slices
@@ -208,7 +273,7 @@ class ObservationEncoder:
             for slot in range(4)
         ]
         # per seat: the absolute seat at each relative seat k = 0..P-1
-        self._rotations = [tuple((seat + k) % P for k in range(P)) for seat in range(P)]
+        self._rotations = self.rotations = [tuple((seat + k) % P for k in range(P)) for seat in range(P)]
         # per seat: the partner flags never change
         self._static_ones = [
             [self._o_partners + k for k in range(P) if rules.side_of((seat + k) % P) == rules.side_of(seat)]
@@ -251,6 +316,8 @@ class ObservationEncoder:
         else:
             out[:] = buf
             self._write_public(game, seat, out)
+        if self.obs_version >= 2:
+            write_race(self, game, seat, out, True)
         if self.action_features and seat == game.current:
             self._write_features(game, seat, out)
         return out
@@ -299,7 +366,8 @@ class ObservationEncoder:
         if not actions:
             return
         _, rows = placement_features(PlayerView(game, seat), actions)
-        F = len(ACTION_FEATURES)
+        F = len(self.feature_names)
+        F1 = len(ACTION_FEATURES)
         unit = game.rules.score_unit * POINT_SCALE
         pip_scale = 1.0 / (2 * self.rules.max_pip)
         inv_v = 1.0 / self.V
@@ -307,9 +375,11 @@ class ObservationEncoder:
         for action, row in zip(actions, rows):
             o = base + action * F
             # in the order of ACTION_FEATURES
-            out[o:o + F] = (1.0, row.kind == WINS, row.kind == DOMINO, row.now * unit, row.deny * POINT_SCALE,
-                            row.p_lose, row.block, row.follow * unit, min(row.fit, FIT_CAP) / FIT_CAP,
-                            row.shown * inv_v, row.pips * pip_scale, row.double)
+            out[o:o + F1] = (1.0, row.kind == WINS, row.kind == DOMINO, row.now * unit, row.deny * POINT_SCALE,
+                             row.p_lose, row.block, row.follow * unit, min(row.fit, FIT_CAP) / FIT_CAP,
+                             row.shown * inv_v, row.pips * pip_scale, row.double)
+        if F > F1:
+            write_race_features(self, game, seat, out, actions, rows)
 
     def _board_ones(self, game: Game, seat: int) -> list[int]:
         """Indices of the ``board`` slice's 1-entries as seen by ``seat``."""
@@ -435,6 +505,8 @@ class ObservationEncoder:
         self._write_scores(game, 0, public)
         self._write_voids(game, 0, public)
         self._write_boneyard(game, public)
+        if self.obs_version >= 2:
+            write_race(self, game, 0, public, False)  # the public pieces: needs, history
         return out
 
 
@@ -460,12 +532,14 @@ class _SeatView:
         self.boneyard = -1
 
 
-def observation_table(rules: Optional[Rules] = None, action_features: bool = False) -> str:
-    """The observation layout for ``rules`` as a text table with offsets (for docs and debugging)."""
-    enc = ObservationEncoder(rules or Rules(), action_features)
+def observation_table(rules: Optional[Rules] = None, action_features: bool = False,
+                      obs_version: int = OBS_LAYOUT_VERSION) -> str:
+    """The observation layout for ``rules`` under ``obs_version`` as a text table with offsets (for docs and
+    debugging)."""
+    enc = ObservationEncoder(rules or Rules(), action_features, obs_version)
     shapes = {piece.name: piece.shape for piece in OBSERVATION_PIECES}
     lines = [f"{'slice':<12} {'offset':>6} {'size':>5}  shape"]
     for name, sl in enc.slices.items():
-        lines.append(f"{name:<12} {sl.start:>6} {sl.stop - sl.start:>5}  {shapes[name]:<10}".rstrip())
+        lines.append(f"{name:<12} {sl.start:>6} {sl.stop - sl.start:>5}  {shapes[name]:<13}".rstrip())
     lines.append(f"{'total':<12} {'':>6} {enc.size:>5}")
     return "\n".join(lines)

@@ -26,7 +26,7 @@ from .core.rules import Rules, rules_from
 from .core.seeds import check_seed
 from .core.view import PlayerView
 from .encoding import ObservationEncoder
-from .env_args import check_action_features, check_episode, check_render_mode, check_reward
+from .env_args import check_action_features, check_episode, check_obs_version, check_render_mode, check_reward
 from .render import render_text
 
 
@@ -99,7 +99,8 @@ class raw_env(AECEnv):
     ``rules=Rules(...)``), plus ``reward`` ("win" | "points"), ``episode`` ("game" | "hand"),
     ``render_mode`` ("ansi" | "human" | "rgb_array": an HxWx3 uint8 image, the seat to act's view) and
     ``action_features`` (add the per-placement ``features`` slice
-    to the observations, see :mod:`allfives_env.encoding`)."""
+    to the observations, see :mod:`allfives_env.encoding`) and ``obs_version`` (1, the default layout, or 2,
+    which adds the needs, pips, bonus and history pieces)."""
 
     # typed as AECEnv declares it: its values differ in type, so each entry reads as Any
     metadata: dict[str, Any] = {
@@ -116,6 +117,7 @@ class raw_env(AECEnv):
         episode: str = "game",
         action_features: bool = False,
         rules: Optional[Rules] = None,
+        obs_version: int = 1,
         **options: Any,
     ) -> None:
         super().__init__()
@@ -125,11 +127,12 @@ class raw_env(AECEnv):
         self.episode = check_episode(episode)
         self.render_mode = check_render_mode(render_mode, self.metadata["render_modes"])
         action_features = check_action_features(action_features)
+        obs_version = check_obs_version(obs_version)
         n = self.rules.num_players
         self.possible_agents = [f"player_{i}" for i in range(n)]
         self.agents = self.possible_agents[:]
         self._seat = {agent: i for i, agent in enumerate(self.possible_agents)}
-        self.encoder = ObservationEncoder(self.rules, action_features)
+        self.encoder = ObservationEncoder(self.rules, action_features, obs_version)
         enc = self.encoder
         obs_space = spaces.Dict(
             {

@@ -1,6 +1,6 @@
 """The plain arguments of the env front ends, one checker each, so each has one message whichever env refused it.
 
-``reward``, ``episode``, ``seat``, ``action_features``, ``render_mode``, ``illegal_action`` and
+``reward``, ``episode``, ``seat``, ``action_features``, ``obs_version``, ``render_mode``, ``illegal_action`` and
 ``illegal_reward`` are taken by several front ends: the PettingZoo env, the single-seat env, the vector env and
 the training and RLlib adapters over them. Each checker raises :class:`RulesError` naming the argument, the
 value and what is allowed, and returns the value in its checked type. They need nothing but the core, so they
@@ -18,7 +18,7 @@ from .core.errors import RulesError, short_repr
 from .core.outcome import EPISODE_MODES, REWARD_MODES
 from .core.values import is_finite_number, is_integer
 
-__all__ = ["ILLEGAL_ACTION_MODES", "check_action_features", "check_episode", "check_illegal_action",
+__all__ = ["ILLEGAL_ACTION_MODES", "OBS_VERSIONS", "check_action_features", "check_obs_version", "check_episode", "check_illegal_action",
            "check_illegal_reward", "check_render_mode", "check_reward", "check_seat", "either"]
 
 #: What the single-seat env does with an illegal learner action: end the episode with ``illegal_reward``
@@ -58,6 +58,20 @@ def check_action_features(action_features: Any) -> bool:
     if not isinstance(action_features, (bool, np.bool_)):
         raise RulesError(f"action_features={short_repr(action_features)} is not allowed: give True or False")
     return bool(action_features)
+
+
+#: Every observation version this library encodes (:mod:`allfives_env.encoding`): 1, the default layout, and 2,
+#: which adds the ``needs``, ``pips``, ``bonus`` and ``history`` pieces and two action-feature columns.
+OBS_VERSIONS = (1, 2)
+
+
+def check_obs_version(obs_version: Any) -> int:
+    """``obs_version``: one of :data:`OBS_VERSIONS` (an integer, not a bool)."""
+    if isinstance(obs_version, (bool, np.bool_)) or not is_integer(obs_version) or int(obs_version) not in OBS_VERSIONS:
+        raise RulesError(f"obs_version={short_repr(obs_version)} is not allowed: choose "
+                         f"{' or '.join(str(v) for v in OBS_VERSIONS)} (1: the default layout; 2 adds the needs, pips, "
+                         "bonus and history pieces)")
+    return int(obs_version)
 
 
 def check_render_mode(render_mode: Any, allowed: Sequence[str]) -> Optional[str]:

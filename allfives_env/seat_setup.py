@@ -30,7 +30,7 @@ from .core.errors import short_repr
 from .core.rules import Rules, rules_from
 from .core.values import is_finite_number
 from .env_args import (ILLEGAL_ACTION_MODES, check_action_features, check_episode, check_illegal_action,  # noqa: F401
-                  check_illegal_reward, check_render_mode, check_reward, check_seat, either)
+                  check_illegal_reward, check_obs_version, check_render_mode, check_reward, check_seat, either)
 
 __all__ = ["ILLEGAL_ACTION_MODES", "OpponentLike", "SeatSetup", "build_opponent", "check_action_features",
            "check_episode", "check_illegal_action", "check_illegal_reward", "check_render_mode", "check_reward",
@@ -62,6 +62,7 @@ class SeatSetup:
     reward: str
     episode: str
     action_features: bool
+    obs_version: int = 1
 
 
 def opponent_mixture(opponents: Any, opponent_weights: Any = None) -> tuple[tuple[OpponentLike, ...], np.ndarray]:
@@ -98,13 +99,15 @@ def opponent_mixture(opponents: Any, opponent_weights: Any = None) -> tuple[tupl
 
 def seat_setup(opponents: Any = ("random",), opponent_weights: Any = None, partner: Any = None, seat: Any = None,
                reward: Any = "win", episode: Any = "game", action_features: Any = False,
-               rules: Optional[Rules] = None, options: Optional[dict[str, Any]] = None) -> SeatSetup:
+               rules: Optional[Rules] = None, options: Optional[dict[str, Any]] = None,
+               obs_version: Any = 1) -> SeatSetup:
     """Check a one-learner env's arguments (``options``: the rules options given as keywords) and return
     them as a :class:`SeatSetup`. Raises :class:`RulesError` or :class:`AgentError`."""
     rules = rules_from(rules, options or {})
     n = rules.num_players
     reward, episode = check_reward(reward), check_episode(episode)
     seat, action_features = check_seat(seat, n), check_action_features(action_features)
+    obs_version = check_obs_version(obs_version)
     specs, weights = opponent_mixture(opponents, opponent_weights)
     if partner is not None and not rules.partnership:
         raise AgentError(
@@ -113,4 +116,4 @@ def seat_setup(opponents: Any = ("random",), opponent_weights: Any = None, partn
         )
     if partner is not None and not isinstance(partner, (str, Agent)):
         raise AgentError(f"an opponent must be an agent spec string or an Agent, got {short_repr(partner)}")
-    return SeatSetup(rules, specs, weights, partner, seat, reward, episode, action_features)
+    return SeatSetup(rules, specs, weights, partner, seat, reward, episode, action_features, obs_version)

@@ -62,7 +62,7 @@ from .core.outcome import side_rewards
 from .core.rules import rules_from
 from .core.values import is_integer
 from .encoding import ObservationEncoder
-from .env_args import check_action_features, check_episode, check_reward
+from .env_args import check_action_features, check_episode, check_obs_version, check_reward
 from .vector import check_autoreset_mode, check_memory, deal_batch
 
 __all__ = ["PRIVILEGED_OUTPUTS", "AllFivesSelfPlayEnv"]
@@ -89,12 +89,12 @@ class AllFivesSelfPlayEnv:
     act in each (see the module docstring). Arguments: ``num_envs`` (1..2**22), ``reward`` ("win" |
     "points"), ``episode`` ("game" | "hand"), ``action_features``, the rules as ``rules=Rules(...)`` or
     keywords, ``autoreset_mode`` ("next_step" | "same_step"), ``record`` (keep every game's decisions, so
-    ``env.batch.replay(i)`` can rebuild it; off for speed) and ``privileged`` (training-only outputs by name,
-    :data:`PRIVILEGED_OUTPUTS`)."""
+    ``env.batch.replay(i)`` can rebuild it; off for speed), ``privileged`` (training-only outputs by name,
+    :data:`PRIVILEGED_OUTPUTS`) and ``obs_version`` (1, the default layout, or 2: :mod:`allfives_env.encoding`)."""
 
     def __init__(self, num_envs: int = 1, reward: str = "win", episode: str = "game", action_features: bool = False,
                  rules: Any = None, autoreset_mode: Any = "next_step", record: bool = False,
-                 privileged: Iterable[str] = (), **options: Any) -> None:
+                 privileged: Iterable[str] = (), obs_version: int = 1, **options: Any) -> None:
         if not is_integer(num_envs) or not 1 <= num_envs <= MAX_GAMES:
             raise BatchError(f"num_envs={short_repr(num_envs)} is not allowed: give the number of games, an integer "
                              f"1..{MAX_GAMES}")
@@ -102,11 +102,12 @@ class AllFivesSelfPlayEnv:
         self.reward_mode = check_reward(reward)
         self.episode = check_episode(episode)
         action_features = check_action_features(action_features)
+        self.obs_version = check_obs_version(obs_version)
         if not isinstance(record, (bool, np.bool_)):
             raise BatchError(f"record={short_repr(record)} is not allowed: give True or False")
         self.autoreset_mode = check_autoreset_mode(autoreset_mode)
         self.privileged = _check_privileged(privileged)
-        encoder = ObservationEncoder(rules, action_features)  # small: one game's bounds and sizes
+        encoder = ObservationEncoder(rules, action_features, self.obs_version)  # small: one game's bounds and sizes
         # the vector env's check counts 18 bytes an observation float a game (its batched space's bounds and
         # two observation arrays); this env keeps no batched space, and the states it may add are smaller
         # than an observation each, so the same check is a safe bound here
@@ -119,11 +120,13 @@ class AllFivesSelfPlayEnv:
         self.single_observation_space = spaces.Box(encoder.low, encoder.high, dtype=np.float32)
         self.single_action_space: spaces.Discrete[np.int64] = spaces.Discrete(encoder.num_actions)
         self.observation_size, self.num_actions, self.state_size = encoder.size, encoder.num_actions, encoder.state_size
-        self.observer = BatchObserver(rules, action_features)
+        self.observer = BatchObserver(rules, action_features, self.obs_version)
         # the state's public block: seat 0's observation without the features (a prefix of the observation:
         # the features slice is the last), its hand slice then cleared
-        self._public = BatchObserver(rules, False) if "state" in self.privileged else None
-        self._hand_slice = encoder.slices["hand"]
+        self._public = BatchObserver(rules, False, self.obs_version) if "state" in self.privileged else None
+        # cleared in the state's public block: the hand, and version 2's pieces that read the hand (the
+        # encoder's state leaves them at zero)
+        self._private_slices = [encoder.slices[name] for name in ("hand", "pips", "bonus") if name in encoder.slices]
         self.side_of_seat = np.array([rules.side_of(s) for s in range(self.num_players)], dtype=np.int64)
         self._sides_are_seats = bool((self.side_of_seat == np.arange(self.num_players)).all())
         self.batch: Optional[BatchGame] = None
@@ -144,7 +147,8 @@ class AllFivesSelfPlayEnv:
         of the env changes, and the seed of ``reset()`` is drawn from a copy of the generator, so a refused
         reset leaves the env as it was."""
         rng, batch = deal_batch(self.rules, self.num_envs, seed, options, self.rng, episode=self.episode,
-                                record=self.record, env="the self-play env", fixed="the AEC env allfives_v0")
+                                record=self.record, env="the self-play env", fixed="the AEC env allfives_v0",
+                                history=self.obs_version >= 2)
         self.rng, self.batch = rng, batch  # nothing below can be refused
         self._redeal_finished(batch)
         self.start_scores[:] = batch.S["scores"][:, :self.num_sides]
@@ -277,7 +281,8 @@ class AllFivesSelfPlayEnv:
         state[:, T * P:T * P + T] = owner == BONEYARD
         base = T * P + T
         public = self._public.observe(batch, np.zeros(n, dtype=np.int64))
-        public[:, self._hand_slice] = 0.0
+        for private in self._private_slices:
+            public[:, private] = 0.0
         state[:, base:base + public.shape[1]] = public
         current = S["current"]
         live = np.flatnonzero(current >= 0)

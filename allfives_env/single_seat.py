@@ -78,10 +78,12 @@ class AllFivesSingleSeatEnv(gymnasium.Env):
         illegal_reward: float = -1.0,
         action_features: bool = False,
         rules: Optional[Rules] = None,
+        obs_version: int = 1,
         **options: Any,
     ) -> None:
         super().__init__()
-        setup = seat_setup(opponents, opponent_weights, partner, seat, reward, episode, action_features, rules, options)
+        setup = seat_setup(opponents, opponent_weights, partner, seat, reward, episode, action_features, rules, options,
+                           obs_version)
         self.rules = setup.rules
         n = self.rules.num_players
         self.illegal_action = check_illegal_action(illegal_action)
@@ -95,7 +97,7 @@ class AllFivesSingleSeatEnv(gymnasium.Env):
         self.fixed_seat = setup.seat
         self.reward_mode = setup.reward
         self.episode = setup.episode
-        self.encoder = ObservationEncoder(self.rules, setup.action_features)
+        self.encoder = ObservationEncoder(self.rules, setup.action_features, setup.obs_version)
         self.observation_space = spaces.Box(self.encoder.low, self.encoder.high, dtype=np.float32)
         self.action_space = spaces.Discrete(self.encoder.num_actions)
         self.game: Optional[Game] = None

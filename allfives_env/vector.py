@@ -113,12 +113,14 @@ def check_autoreset_mode(value: Any) -> AutoresetMode:
 
 
 def deal_batch(rules: Any, num_envs: int, seed: Any, options: Any, rng: Optional[np.random.Generator], *,
-               episode: str, record: bool, env: str, fixed: str) -> tuple[np.random.Generator, BatchGame]:
+               episode: str, record: bool, env: str, fixed: str,
+               history: bool = False) -> tuple[np.random.Generator, BatchGame]:
     """The new generator and batch of a batch env's ``reset(seed=..., options=...)``, the part both batch envs
     share: ``seed`` checked (one integer for the whole batch: game ``i``'s deals depend on it and ``i`` only),
     else drawn from a copy of the env's generator ``rng`` (fresh OS entropy the first time), so that a refused
     reset (options, a bad seed, a batch too large for memory) leaves the env as it was. ``env`` and ``fixed``
-    name the env and the one that takes a fixed deal, for the refusal of ``options``."""
+    name the env and the one that takes a fixed deal, for the refusal of ``options``; ``history``: the batch keeps
+    the turn history (observation version 2)."""
     if options:
         raise BatchError(f"reset options {short_repr(options)} are not supported by {env}: it deals every game "
                          f"from the batch engine's streams (fix a deal with {fixed})")
@@ -131,7 +133,7 @@ def deal_batch(rules: Any, num_envs: int, seed: Any, options: Any, rng: Optional
             secrets.randbelow(MAX_SEED)  # fresh entropy from the OS, as numpy's own fresh seeds are
     new_rng = np.random.default_rng(seed)
     batch = BatchGame(rules, num_envs, seed=int(new_rng.integers(STREAM_LIMIT)), stop_after_hand=episode == "hand",
-                      record=record)
+                      record=record, history=history)
     return new_rng, batch
 
 
@@ -139,25 +141,30 @@ class AllFivesVectorEnv(gymnasium.vector.VectorEnv):
     """All Fives for one learner seat in each of ``num_envs`` games of one compiled batch (see the module
     docstring). Takes the single-seat env's arguments (``opponents``, ``opponent_weights``, ``partner``,
     ``seat``, ``reward``, ``episode``, ``action_features``, the rules as ``rules=Rules(...)`` or keywords),
-    plus ``autoreset_mode`` and ``record`` (keep every game's decisions, so ``env.batch.replay(i)`` can
-    rebuild it; off for speed)."""
+    plus ``autoreset_mode``, ``record`` (keep every game's decisions, so ``env.batch.replay(i)`` can
+    rebuild it; off for speed) and ``obs_version`` (1, the default layout, or 2: :mod:`allfives_env.encoding`).
+    The batch keeps the turn history (``BatchGame(history=True)``) when version 2 is asked for or an opponent
+    is a version-2 policy."""
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": []}
 
     def __init__(self, num_envs: int = 1, opponents: Sequence[str] = ("random",),
                  opponent_weights: Optional[Sequence[float]] = None, partner: Optional[str] = None,
                  seat: Optional[int] = None, reward: str = "win", episode: str = "game", action_features: bool = False,
-                 rules: Any = None, autoreset_mode: Any = "next_step", record: bool = False, **options: Any) -> None:
+                 rules: Any = None, autoreset_mode: Any = "next_step", record: bool = False, obs_version: int = 1,
+                 **options: Any) -> None:
         if not is_integer(num_envs) or not 1 <= num_envs <= MAX_GAMES:
             raise BatchError(f"num_envs={short_repr(num_envs)} is not allowed: give the number of games, an integer "
                              f"1..{MAX_GAMES}")
-        setup = seat_setup(opponents, opponent_weights, partner, seat, reward, episode, action_features, rules, options)
+        setup = seat_setup(opponents, opponent_weights, partner, seat, reward, episode, action_features, rules, options,
+                           obs_version)
         if not isinstance(record, (bool, np.bool_)):
             raise BatchError(f"record={short_repr(record)} is not allowed: give True or False")
         opponents = check_batch_specs(setup.opponents)
         partner = None if setup.partner is None else check_batch_specs([setup.partner])[0]
         autoreset = check_autoreset_mode(autoreset_mode)
-        encoder = ObservationEncoder(setup.rules, setup.action_features)  # small: one game's bounds
+        encoder = ObservationEncoder(setup.rules, setup.action_features, setup.obs_version)  # small: one game's bounds
+        self.obs_version = setup.obs_version
         check_memory(setup.rules, encoder, int(num_envs), bool(record))
         n = self.num_envs = int(num_envs)
         self.rules = rules = setup.rules
@@ -171,7 +178,7 @@ class AllFivesVectorEnv(gymnasium.vector.VectorEnv):
         self.single_action_space = spaces.Discrete(encoder.num_actions)
         self.observation_space = batch_space(self.single_observation_space, n)
         self.action_space = batch_space(self.single_action_space, n)
-        self.observer = BatchObserver(rules, setup.action_features)
+        self.observer = BatchObserver(rules, setup.action_features, setup.obs_version)
         self.players, self.sides = rules.num_players, rules.num_sides
         self.side_of_seat = np.array([rules.side_of(s) for s in range(self.players)], dtype=np.int64)
         self.pool = OpponentPool(rules, n)
@@ -198,7 +205,8 @@ class AllFivesVectorEnv(gymnasium.vector.VectorEnv):
         reset leaves the env as it was. The opponents are restarted, not rebuilt: a policy file is read once,
         when its opponent joins."""
         rng, batch = deal_batch(self.rules, self.num_envs, seed, options, self.rng, episode=self.episode,
-                                record=self.record, env="the vector env", fixed="the one-game env AllFives-v0")
+                                record=self.record, env="the vector env", fixed="the one-game env AllFives-v0",
+                                history=self.obs_version >= 2 or self.pool.needs_history)
         self.rng, self.batch = rng, batch  # nothing below can be refused
         self.pool.reseed(rng)
         self._deal(batch, rng, self.rows)
@@ -366,6 +374,8 @@ class AllFivesVectorEnv(gymnasium.vector.VectorEnv):
         if not len(games):
             return
         self.pool.set_mixture(specs, mixture, games)
+        if self.batch is not None and self.pool.needs_history and not self.batch.history:
+            self.batch.keep_history()  # a version-2 policy joins: its games start a new episode, so a new hand, first
         if len(games) == self.num_envs:
             self.opponent_specs, self.opponent_weights = list(specs), list(mixture)
         self.pool.prune(self.seated, [] if self.partner_id is None else [self.partner_id])

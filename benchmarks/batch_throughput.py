@@ -8,6 +8,9 @@ One process pinned to one CPU, 2-player default rules, uniform random legal play
 * ``batch_obs_decisions_per_s``: the same plus the observation of every game's seat to act
   (``BatchObserver.observe``, identical to ``ObservationEncoder``).
 
+``--obs-version 2`` measures observation version 2 instead: both batch loops keep the turn history
+(``BatchGame(history=True)``, which version 2 reads) and the observer writes version 2.
+
 Only decisions of live games are counted; dealing new episodes is inside the timed loop. The compile
 time is measured apart, in fresh processes with an empty numba cache directory (``cold_start_s``: import,
 compile, first step) and again with that cache filled (``warm_start_s``: what every later process pays).
@@ -57,10 +60,11 @@ def start_seconds(cache_dir: str) -> float:
     return float(out.stdout.strip().splitlines()[-1])
 
 
-def batch_rate(rules: Rules, n: int, seconds: float, seed: int, observe: bool) -> tuple[float, int]:
+def batch_rate(rules: Rules, n: int, seconds: float, seed: int, observe: bool,
+               obs_version: int = 1) -> tuple[float, int]:
     """Live-game decisions per second of the batch loop (and the decisions counted)."""
-    batch = BatchGame(rules, n, seed=seed, record=False)
-    observer = BatchObserver(rules) if observe else None
+    batch = BatchGame(rules, n, seed=seed, record=False, history=obs_version >= 2)
+    observer = BatchObserver(rules, False, obs_version) if observe else None
     mask = np.zeros((n, batch.num_actions), dtype=np.bool_)
     obs = np.zeros((n, observer.size), dtype=np.float32) if observer else None
     streams = np.arange(n, dtype=np.uint64) + np.uint64(seed)
@@ -80,20 +84,20 @@ def batch_rate(rules: Rules, n: int, seconds: float, seed: int, observe: bool) -
     return decisions / (clock() - start), decisions
 
 
-def measure(seconds: float, n: int, seed: int, players: int) -> dict[str, Any]:
+def measure(seconds: float, n: int, seed: int, players: int, obs_version: int = 1) -> dict[str, Any]:
     """Every figure of the report, in one process."""
     rules = Rules(num_players=players)
     cpu = pin_one_core()
     with tempfile.TemporaryDirectory() as cache:
         cold = start_seconds(cache)
         warm = min(start_seconds(cache) for _ in range(3))
-    batch_rate(rules, 256, 0.5, seed, True)  # compiled/loaded outside the timed loops
+    batch_rate(rules, 256, 0.5, seed, True, obs_version)  # compiled/loaded outside the timed loops
     decisions, episodes, elapsed = time_loop(engine_episode(players, seed), seconds)
     engine = decisions / elapsed
-    batch, batch_count = batch_rate(rules, n, seconds, seed, False)
-    batch_obs, obs_count = batch_rate(rules, n, seconds, seed, True)
+    batch, batch_count = batch_rate(rules, n, seconds, seed, False, obs_version)
+    batch_obs, obs_count = batch_rate(rules, n, seconds, seed, True, obs_version)
     return {
-        "players": players, "n": n, "seconds": seconds, "cpu": cpu, "python": sys.version.split()[0],
+        "players": players, "obs_version": obs_version, "n": n, "seconds": seconds, "cpu": cpu, "python": sys.version.split()[0],
         "engine_decisions_per_s": engine, "engine_decisions": decisions,
         "batch_decisions_per_s": batch, "batch_decisions": batch_count,
         "batch_obs_decisions_per_s": batch_obs, "batch_obs_decisions": obs_count,
@@ -113,8 +117,10 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--strict", action="store_true")
+    parser.add_argument("--obs-version", type=int, choices=(1, 2), default=1,
+                        help="observation version of the batch loops (2: with the turn history)")
     args = parser.parse_args(argv)
-    report = measure(args.seconds, args.n, args.seed, args.players)
+    report = measure(args.seconds, args.n, args.seed, args.players, args.obs_version)
     for key, value in report.items():
         if key != "targets":
             print(f"{key:28s} {value:,.2f}" if isinstance(value, float) else f"{key:28s} {value}")

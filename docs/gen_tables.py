@@ -459,8 +459,9 @@ def observation_pieces() -> str:
     """The observation slices, from the one declaration the encoders build from."""
     from allfives_env.encoding import OBSERVATION_PIECES
 
-    rows = [[f"`{p.name}`", p.shape.replace(" x ", " × "), p.meaning.replace("``", "`")] for p in OBSERVATION_PIECES]
-    return _rows(["slice", "size", "meaning"], ["---", "---", "---"], rows)
+    rows = [[f"`{p.name}`", p.shape.replace(" x ", " × "), str(p.since), p.meaning.replace("``", "`")]
+            for p in OBSERVATION_PIECES]
+    return _rows(["slice", "size", "from version", "meaning"], ["---", "---", "---:", "---"], rows)
 
 
 def observation_offsets() -> str:

@@ -21,7 +21,8 @@ import pytest
 HERE = Path(__file__).resolve().parent
 BATCH_SUITE = ("test_batch_engine.py", "test_batch_coverage.py", "test_batch_observe.py", "test_batch_agents.py",
                "test_batch_search.py",
-               "test_batch_hostile.py", "test_vector_env.py", "test_vector_hostile.py", "test_selfplay_env.py")
+               "test_batch_hostile.py", "test_vector_env.py", "test_vector_hostile.py", "test_selfplay_env.py",
+               "test_observation_v2.py")
 TIME_LIMIT = 1500  # seconds: a cold compile of every kernel with checks on a slow machine, and the tests
 
 

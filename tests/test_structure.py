@@ -175,7 +175,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("pictures and words", ("allfives_env.render", "allfives_env.board_layout", "allfives_env.render_image",
                             "allfives_env.narrate", "allfives_env.replay_frames", "allfives_env.viewer")),
     ("analysis", ("allfives_env.analysis", "allfives_env.expert_weights")),
-    ("encoding", ("allfives_env.encoding",)),
+    ("encoding", ("allfives_env.race", "allfives_env.encoding")),
     # the batch engine mirrors the core, analysis, encoding and the scripted agents: it reads the observation
     # slices and features below it, and agents/search.py runs its search
     ("batch engine, policy files", ("allfives_env.batch", "allfives_env.batch.*", "allfives_env.policy",

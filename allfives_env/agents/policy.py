@@ -66,7 +66,7 @@ class PolicyAgent(Agent):
             self.policy.check_rules(rules)
             self._checked = rules
             # our own encoder: the policy may need the action features, which the env's may not compute
-            self._encoder = ObservationEncoder(rules, self.policy.action_features)
+            self._encoder = ObservationEncoder(rules, self.policy.action_features, self.policy.obs_version)
 
     def _legal_logits(self, view: PlayerView) -> np.ndarray:
         """The policy's logits of ``view.legal`` (the rules already checked: :meth:`_check_rules`)."""

@@ -209,6 +209,11 @@ def new_hand(g, R: np.ndarray, elog: np.ndarray) -> None:
     g.passes = 0
     g.draws_this_turn = 0
     g.pending_seat = -1
+    for s in range(4):  # a new hand clears the turn history (observation version 2)
+        for j in range(g.hist.shape[1]):
+            for c in range(g.hist.shape[2]):
+                g.hist[s, j, c] = 0
+    g.turn_seat = -1
     g.current = leader
     if lead_tile >= 0:
         g.legal[0] = lead_tile << 2

@@ -23,9 +23,10 @@ from ..core.seeds import check_seed
 from ..core.values import is_integer
 from . import kernels
 from .checks import MAX_GAMES, KernelBatch, flag, integer_values, kernel_buffer
+from ..encoding import check_obs_version
 from .observe import BatchObserver
 from .record import replay_record
-from .layout import BatchLayout, Tables, layout_for
+from .layout import HISTORY, BatchLayout, Tables, layout_for
 
 _FIRST_LOG = 256  # decisions logged per game before the log first grows
 _LOG_ITEM = np.dtype(np.int16).itemsize
@@ -33,7 +34,7 @@ _LOG_ITEM = np.dtype(np.int16).itemsize
 
 def memory_needed(rules: Rules, n: int, record: bool = True) -> int:
     """Bytes a :class:`BatchGame` of ``n`` games under ``rules`` allocates when it is built: each game's
-    record (456 bytes in the double-6 set, 592 in double-9, 776 in double-12) plus, with ``record=True``,
+    record (520 bytes in the double-6 set, 656 in double-9, 840 in double-12) plus, with ``record=True``,
     its decision log (512 bytes to start; it doubles for long games, briefly holding old and new).
     Observations and legal masks are the caller's arrays, ``n`` rows each, on top of this."""
     return int(n) * _bytes_per_game(layout_for(rules), record)
@@ -71,7 +72,9 @@ class BatchGame(KernelBatch):
     ``stop_after_hand`` (each episode is one hand, as ``episode='hand'`` in the env), ``record``
     (keep each game's decisions so that :meth:`replay` can rebuild it; on by default, off saves one
     write per decision), ``first_game`` (the index of ``S[0]``'s stream: chunk ``k`` of size ``n`` is
-    ``first_game=k*n``). ``layout`` is the rules' :class:`~.layout.BatchLayout` (tiles, tables, record type,
+    ``first_game=k*n``), ``history`` (keep each seat's last turns of the hand, which observation version 2
+    reads; off by default: the turns' "best on offer" costs a scan of the table per turn). ``layout`` is the
+    rules' :class:`~.layout.BatchLayout` (tiles, tables, record type,
     action ids, rules vector), built once per rules object and shared with every batch of those rules.
 
     Memory: :func:`memory_needed` (about 1 KB a game with ``record``); a batch that needs more than the
@@ -84,7 +87,7 @@ class BatchGame(KernelBatch):
     """
 
     def __init__(self, rules: Optional[Rules] = None, n: int = 1, seed: int = 0, *, stop_after_hand: bool = False,
-                 record: bool = True, first_game: int = 0) -> None:
+                 record: bool = True, first_game: int = 0, history: bool = False) -> None:
         if rules is None:
             rules = Rules()
         if not isinstance(rules, Rules):
@@ -93,6 +96,7 @@ class BatchGame(KernelBatch):
             raise BatchError(f"n={short_repr(n)} is not allowed: give the number of games, an integer 1..{MAX_GAMES}")
         stop_after_hand = flag(stop_after_hand, "stop_after_hand")
         record = flag(record, "record")
+        history = flag(history, "history")
         self.seed = check_seed(seed)
         if self.seed is None:
             raise SeedError("seed=None is not allowed for a batch: give a non-negative integer, so every game can be replayed")
@@ -108,20 +112,27 @@ class BatchGame(KernelBatch):
         self.n = int(n)
         self.stop_after_hand = bool(stop_after_hand)
         self.record = bool(record)
+        self.history = bool(history)
         self.layout = layout
         self.tiles = layout.tiles
-        self._R = layout.rules_vector(self.stop_after_hand)
+        self._R = layout.rules_vector(self.stop_after_hand, self.history)
         self.num_actions = layout.num_actions
         self.draw_action = layout.draw_action
         self._no_log = np.zeros((0, layout.log_width), np.int32)
         self._log = np.zeros((self.n, _FIRST_LOG if self.record else 0), dtype=np.int16)
         self.S = np.zeros(self.n, dtype=layout.dtype)
-        self._observers: dict[bool, BatchObserver] = {}
+        self._observers: dict[tuple[bool, int], BatchObserver] = {}
         kernels.start_games(self.S, self._R, np.uint64(self.seed), np.uint64(self.first_game), *self._kit())
 
     def _kit(self) -> tuple:
         """The (empty) replay log every kernel takes."""
         return (self._no_log,)
+
+    def keep_history(self) -> None:
+        """Keep each seat's turn history from now on (as ``history=True`` would have): exact from each game's
+        next hand, which starts it cleared; the turns of a hand in progress before this call are missing."""
+        self.history = True
+        self._R[HISTORY] = 1
 
     # ------------------------------------------------------------------ state
     @property
@@ -176,14 +187,16 @@ class BatchGame(KernelBatch):
         return target
 
     def observe(self, seats: Optional[np.ndarray] = None, action_features: bool = False,
-                out: Optional[np.ndarray] = None) -> np.ndarray:
+                out: Optional[np.ndarray] = None, obs_version: int = 1) -> np.ndarray:
         """float32 (n, obs_size): each game's observation from ``seats[i]`` (None or -1: its seat to
-        act), identical to ``ObservationEncoder(rules, action_features).encode`` (the env's observation).
-        The observer of each ``action_features`` setting is built once and kept."""
+        act), identical to ``ObservationEncoder(rules, action_features, obs_version).encode`` (the env's
+        observation; version 2 needs a batch built with ``history=True``). The observer of each
+        ``(action_features, obs_version)`` setting is built once and kept."""
         action_features = flag(action_features, "action_features")
-        observer = self._observers.get(action_features)
+        key = (action_features, check_obs_version(obs_version))
+        observer = self._observers.get(key)
         if observer is None:
-            observer = self._observers[action_features] = BatchObserver(self.rules, action_features)
+            observer = self._observers[key] = BatchObserver(self.rules, action_features, key[1])
         return observer.observe(self, seats, out)
 
     def legal_actions(self, i: int) -> list[int]:

@@ -39,6 +39,7 @@ DERIVED: tuple[tuple[str, Callable[[Rules, TileSet], int]], ...] = (
     ("draw_action", lambda r, t: t.size * 4 if r.may_draw_when_able else -1),
     ("num_actions", lambda r, t: t.size * 4 + (1 if r.may_draw_when_able else 0)),
     ("stop_after_hand", lambda r, t: 0),
+    ("history", lambda r, t: 0),
 )
 #: R[SLOT[name]]: every option of the table in the table's order, then the derived values.
 SLOT: dict[str, int] = {name: k for k, name in enumerate([o.name for o in OPTIONS] + [d for d, _ in DERIVED])}
@@ -75,6 +76,8 @@ NUM_SIDES = SLOT["num_sides"]
 DRAW_ACTION = SLOT["draw_action"]
 NUM_ACTIONS = SLOT["num_actions"]
 STOP_AFTER_HAND = SLOT["stop_after_hand"]
+#: 1 when the batch keeps each seat's turn history (``hist``; observation version 2 reads it)
+HISTORY = SLOT["history"]
 #: R[VALUE_BITS + 2*v + w]: word w of the bit mask of the tiles showing pip value v (tile ids are split
 #: into words of :data:`WORD_BITS`, so that every mask is a non-negative int64 even for double-twelve)
 VALUE_BITS = len(SLOT)
@@ -196,6 +199,11 @@ B_SNIFF = 17  # spinner_count == 'sniff'
 B_SIDES_FIRST = 18  # spinner_sides_first
 BOARD_LEN = 20
 
+# ---------------------------------------------------------------- the turn history (game.hist[seat, turn, ...])
+HIST_TURNS = 2  # = encoding.HISTORY_TURNS
+HIST_COLUMNS = 7  # = len(encoding.HISTORY_COLUMNS), in its order:
+H_EXISTS, H_PLACED, H_PASSED, H_DRAWN, H_POINTS, H_PIPS, H_BEST = range(HIST_COLUMNS)
+
 # ---------------------------------------------------------------- where a tile is (game.owner[t])
 BONEYARD = 8  # 0..3: in that seat's hand
 ON_TABLE = 16  # 16 + seat: on the table, played by that seat
@@ -279,6 +287,9 @@ def _state_dtype(T: int, max_legal: int) -> np.dtype:
         ("hand_number", np.int32), ("hands_completed", np.int32), ("over", np.int32), ("winner", np.int32),
         ("truncated", np.int32), ("last_result", np.int32), ("last_dominoer", np.int32),
         ("opening_drawer", np.int32), ("decisions", np.int32), ("episodes", np.int32),
+        # observation version 2 (kept only when R[HISTORY]): per seat its last HIST_TURNS turns of this hand,
+        # newest first, HIST_COLUMNS integers each; the seat whose turn is open (-1: none)
+        ("hist", np.int8, (4, HIST_TURNS, HIST_COLUMNS)), ("turn_seat", np.int32),  # int8: every value < 128
     ], align=True)
 
 
@@ -317,11 +328,12 @@ class BatchLayout:
     draw_action: int
     vector: np.ndarray
 
-    def rules_vector(self, stop_after_hand: bool = False) -> np.ndarray:
+    def rules_vector(self, stop_after_hand: bool = False, history: bool = False) -> np.ndarray:
         """A writable copy of the rules vector (the kernels are compiled for plain arrays), ending episodes
-        at the end of each hand when ``stop_after_hand``."""
+        at the end of each hand when ``stop_after_hand``, keeping the turn history when ``history``."""
         r = self.vector.copy()
         r[STOP_AFTER_HAND] = bool(stop_after_hand)
+        r[HISTORY] = bool(history)
         return r
 
 

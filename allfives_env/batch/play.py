@@ -21,7 +21,8 @@ from .layout import (
     ALLOW_NEGATIVE, BLOCKED, BY_TARGET, DIFFERENCE, DOMINO, DRAW_ACTION, EV_DRAW, EV_GAME_OVER, EV_PASS, EV_PLAY,
     EV_SETTLEMENT, EXACT_TARGET, IMMEDIATE, LEAD_SCORES, MAX_DRAWS, MAX_HANDS, MIN_FIRST, NUM_PLAYERS, NUM_SIDES,
     ON_TABLE, PARTNERSHIP, RESERVE, ROUND_DOWN, ROUND_EACH, ROUND_NEAREST, ROUNDING, SCORE_UNIT, STOP_AFTER_HAND,
-    TARGET, TILE_COUNT, WINNER_TAKES, B_SIZE, LOW_AT, HIGH_AT, PIPS_AT,
+    TARGET, TILE_COUNT, WINNER_TAKES, B_SIZE, LOW_AT, HIGH_AT, PIPS_AT, B_ALL_OPEN, B_ARM, B_DOUBLE, B_END, H_BEST,
+    H_DRAWN, H_EXISTS, H_PASSED, H_PIPS, H_PLACED, H_POINTS, HISTORY, HIST_COLUMNS, NUM_VALUES, WITH_VALUE_AT,
 )
 
 
@@ -82,6 +83,61 @@ def top_side(g, R: np.ndarray, require_target: bool) -> int:
 
 
 @njit(cache=True)
+def best_on_offer(g, R: np.ndarray) -> int:
+    """The most count points (a multiple of 5, before the side's scoring gates) any placement of a tile not
+    on the table could make on the board now (:func:`allfives_env.encoding.best_on_offer`).
+
+    Per open end one count, not one per tile: a tile v-x on an end of value v leaves that end showing x (2x
+    for the double v-v, which counts 2x at an arm's end and, as a line's first double, 2v plus the other
+    end as the new spinner), and nothing else of the count depends on x, so the count after it is the count
+    with that arm one tile longer and its end at 0, plus x or 2x."""
+    b = g.board
+    best = 0
+    if b[B_SIZE] == 0:
+        for t in range(R[TILE_COUNT]):
+            if g.owner[t] < ON_TABLE:
+                lo = R[LOW_AT + t]
+                hi = R[HIGH_AT + t]
+                c = 2 * lo if lo == hi else lo + hi
+                if c > best and c % 5 == 0:
+                    best = c
+        return best
+    for slot in range(4 if b[B_ALL_OPEN] else 2):
+        v = b[B_END + slot]
+        was_double = b[B_DOUBLE + slot]
+        b[B_END + slot] = 0
+        b[B_DOUBLE + slot] = 0
+        b[B_ARM + slot] += 1
+        rest = count(b)
+        b[B_END + slot] = v
+        b[B_DOUBLE + slot] = was_double
+        b[B_ARM + slot] -= 1
+        at = WITH_VALUE_AT + 13 * v
+        for k in range(R[NUM_VALUES]):
+            t = R[at + k]
+            if g.owner[t] < ON_TABLE:
+                x = R[LOW_AT + t] + R[HIGH_AT + t] - v
+                c = rest + (2 * x if x == v else x)
+                if c > best and c % 5 == 0:
+                    best = c
+    return best
+
+
+@njit(cache=True)
+def _turn(g, R: np.ndarray, seat: int) -> None:
+    """The turn history (``R[HISTORY]`` only): ``seat`` acts; it starts a turn unless its turn is open
+    (drawing): the older turn moves down, the new one exists and records the best on offer."""
+    if g.turn_seat == seat:
+        return
+    for c in range(HIST_COLUMNS):
+        g.hist[seat, 1, c] = g.hist[seat, 0, c]
+        g.hist[seat, 0, c] = 0
+    g.hist[seat, 0, H_EXISTS] = 1
+    g.hist[seat, 0, H_BEST] = best_on_offer(g, R)
+    g.turn_seat = seat
+
+
+@njit(cache=True)
 def can_draw(g, R: np.ndarray) -> bool:
     """Tiles above the reserve, and the per-turn draw cap not reached."""
     return R[TILE_COUNT] - g.next_draw > R[RESERVE] and (R[MAX_DRAWS] < 0 or g.draws_this_turn < R[MAX_DRAWS])
@@ -100,6 +156,9 @@ def _ask(g, R: np.ndarray, seat: int, n: int) -> None:
 @njit(cache=True)
 def _draw(g, R: np.ndarray, seat: int, forced: bool, elog: np.ndarray) -> int:
     """``seat`` takes the top of the boneyard; what it reveals about the seat's hand goes to its voids."""
+    if R[HISTORY]:
+        _turn(g, R, seat)
+        g.hist[seat, 0, H_DRAWN] += 1
     tile = g.deal[g.next_draw]
     g.next_draw += 1
     give(g, seat, tile)
@@ -138,6 +197,10 @@ def offer(g, R, seat, elog) -> None:
                 _ask(g, R, seat, n)
                 return
         g.voids[seat] |= open_values(g.board)
+        if R[HISTORY]:
+            _turn(g, R, seat)
+            g.hist[seat, 0, H_PASSED] = 1
+            g.turn_seat = -1
         log_event(elog, EV_PASS, seat, 0, 0, 0, 0)
         g.passes += 1
         if g.passes >= P and R[TILE_COUNT] - g.next_draw <= R[RESERVE]:
@@ -154,6 +217,8 @@ def play(g, R, action, elog) -> None:
     slot = action & 3
     seat = g.current
     is_lead = g.board[B_SIZE] == 0
+    if R[HISTORY]:
+        _turn(g, R, seat)
     place(g.board, tile, slot, R[LOW_AT:HIGH_AT], R[HIGH_AT:PIPS_AT])
     take(g, seat, tile, ON_TABLE + seat)
     g.hand_count[seat] -= 1
@@ -168,6 +233,11 @@ def play(g, R, action, elog) -> None:
         side = side_of(R, seat)
         g.scores[side] += points
         g.is_in[side] = 1
+    if R[HISTORY]:
+        g.hist[seat, 0, H_PLACED] = 1
+        g.hist[seat, 0, H_POINTS] = points * R[SCORE_UNIT]
+        g.hist[seat, 0, H_PIPS] = R[PIPS_AT + tile]
+        g.turn_seat = -1
     log_event(elog, EV_PLAY, seat, tile, slot, c, points)
     if points and R[IMMEDIATE] and top_side(g, R, True) >= 0:
         settle(g, R, BY_TARGET, -1, elog)

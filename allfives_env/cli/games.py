@@ -16,7 +16,7 @@ from ..core.game import Game
 from ..core.replay import load_replay, save_replay
 from ..core.rules import Rules
 from ..core.seeds import check_seed
-from ..encoding import observation_table
+from ..encoding import OBS_LAYOUT_VERSION, OBS_VERSIONS, observation_table
 from ..narrate import Narrator
 from ..paths import check_output
 from ..play import DEFAULT_REPLAY, GAMES_FOLDER, play_terminal
@@ -96,11 +96,13 @@ def add_layout_parser(sub: Any) -> None:
     p = sub.add_parser("layout", help="print the observation layout for some rules")
     add_shared_options(p, "max_pip=9")
     p.add_argument("--action-features", action="store_true", help="with the per-placement features slice")
+    p.add_argument("--obs-version", type=int, choices=OBS_VERSIONS, default=OBS_LAYOUT_VERSION,
+                   help="the observation version (default %(default)s; 2 adds needs, pips, bonus and history)")
     p.set_defaults(handler=_layout)
 
 
 def _layout(args: argparse.Namespace) -> int:
-    print(observation_table(rules_for(args), action_features=args.action_features))
+    print(observation_table(rules_for(args), action_features=args.action_features, obs_version=args.obs_version))
     return 0
 
 

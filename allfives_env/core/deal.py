@@ -416,6 +416,7 @@ class Dealing:
         )
         self.events.append(tuple.__new__(HandStart, (self.hand_number, leader, tuple(self.scores))))
         self.events.extend(start.opening)
+        self.opening_draws = len(start.opening)  # the draws after the hand start that chose the leader
         self.current = leader
         self.legal = (lead_tile << 2,) if lead_tile >= 0 else tuple(self.board.placements(self.hands[leader]))
         return None

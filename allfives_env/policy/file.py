@@ -3,7 +3,8 @@
 A policy file is one ``.npz`` archive (no pickle anywhere) holding
 
 * ``header``: UTF-8 JSON bytes (a ``uint8`` array) -- ``format`` (``"allfives-policy"``), ``version``,
-  ``obs_layout_version`` (:data:`allfives_env.encoding.OBS_LAYOUT_VERSION`), ``obs_size``,
+  ``obs_layout_version`` (the observation version it reads: 1, :data:`allfives_env.encoding.OBS_LAYOUT_VERSION`,
+  or 2), ``obs_size``,
   ``num_actions``, ``action_features`` (whether the observation carries the per-placement ``features``
   slice), the full ``rules`` it was trained under, the ``activation``, the layer sizes and free
   ``metadata`` (training step, config name, ...); see :mod:`allfives_env.policy.header`;
@@ -36,7 +37,7 @@ import numpy as np
 
 from ..core.errors import short_repr as _r
 from ..core.rules import Rules
-from ..encoding import OBS_LAYOUT_VERSION, ObservationEncoder
+from ..encoding import OBS_LAYOUT_VERSION, ObservationEncoder, check_obs_version
 from ..regular_file import open_regular_file
 from .activations import ACTIVATIONS
 from .errors import PolicyError
@@ -243,17 +244,18 @@ def load_policy(path: PathLike, rules: Union[Rules, Mapping[str, Any], None] = N
 
 
 # ---------------------------------------------------------------------------------------------- writing
-def _encoder_of(rules: Rules, obs_shape: tuple, n_actions: int) -> ObservationEncoder:
-    """The encoder whose spaces the model has: the rules' own, with the action features if the observation
-    is that long; a model for other rules is refused."""
-    enc = ObservationEncoder(rules)
+def _encoder_of(rules: Rules, obs_shape: tuple, n_actions: int, obs_version: int = OBS_LAYOUT_VERSION) -> ObservationEncoder:
+    """The encoder whose spaces the model has: the rules' own under ``obs_version``, with the action features if
+    the observation is that long; a model for other rules is refused."""
+    enc = ObservationEncoder(rules, False, obs_version)
     if obs_shape != (enc.size,):  # trained with the action features (or for other rules: refused below)
-        with_features = ObservationEncoder(rules, action_features=True)
+        with_features = ObservationEncoder(rules, True, obs_version)
         if obs_shape == (with_features.size,):
             enc = with_features
     if obs_shape != (enc.size,) or n_actions != enc.num_actions:
         raise PolicyError(f"the model's spaces (observation {obs_shape}, {n_actions} actions) do not match "
-                          f"the rules (observation ({enc.size},), {enc.num_actions} actions)")
+                          f"the rules under observation layout version {obs_version} (observation ({enc.size},), "
+                          f"{enc.num_actions} actions)")
     return enc
 
 
@@ -287,14 +289,20 @@ def _write_atomically(path: PathLike, arrays: Mapping[str, np.ndarray]) -> Path:
 def write_policy_file(path: PathLike, rules: Union[Rules, Mapping[str, Any]], layers: Sequence[Pair], action: Pair,
                       activation: str, activation_params: Mapping[str, float], obs_shape: tuple,
                       n_actions: int, metadata: Optional[Mapping[str, Any]] = None, algorithm: Optional[str] = None,
-                      scorer: Optional[Mapping[str, Any]] = None, scorer_layers: Sequence[Pair] = ()) -> Path:
+                      scorer: Optional[Mapping[str, Any]] = None, scorer_layers: Sequence[Pair] = (),
+                      obs_version: int = OBS_LAYOUT_VERSION) -> Path:
     """Write an actor given as arrays (``(out, in)`` float32 weights, as in torch) to a policy file.
 
     The common end of every exporter (stable-baselines3 and RLlib, in ``allfives_training/``): checks the
     model's observation shape and action count against ``rules`` (with or without the action features),
     builds the header and writes the ``.npz`` atomically. What it writes loads: the same checks as
-    :func:`load_policy` run first, on the header as it will be read back.
+    :func:`load_policy` run first, on the header as it will be read back. ``obs_version`` is the observation
+    layout version the model was trained with (recorded as ``obs_layout_version``; its agents encode with it).
     """
+    try:
+        obs_version = check_obs_version(obs_version)
+    except ValueError as exc:
+        raise PolicyError(str(exc)) from None
     if not isinstance(activation, str) or activation not in ACTIVATIONS:
         raise PolicyError(f"unknown activation {_r(activation)}; known: {sorted(ACTIVATIONS)}")
     if not isinstance(rules, (Rules, Mapping)):
@@ -306,9 +314,9 @@ def write_policy_file(path: PathLike, rules: Union[Rules, Mapping[str, Any]], la
     except (TypeError, ValueError, IndexError):
         raise PolicyError("obs_shape must be a shape, and layers (weight, bias) pairs of arrays with 1-D "
                           "biases") from None
-    enc = _encoder_of(r, obs_shape, n_actions)
+    enc = _encoder_of(r, obs_shape, n_actions, obs_version)
     raw = _header_array({
-        "format": POLICY_FORMAT, "version": POLICY_VERSION, "obs_layout_version": OBS_LAYOUT_VERSION,
+        "format": POLICY_FORMAT, "version": POLICY_VERSION, "obs_layout_version": obs_version,
         "obs_size": enc.size, "num_actions": enc.num_actions, "action_features": enc.action_features,
         "action_scorer": None if scorer is None else dict(scorer), "rules": r.to_dict(),
         "activation": activation, "activation_params": dict(activation_params),

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..core.errors import AllFivesError, short_repr as _r
 from ..core.rules import Rules
-from ..encoding import ACTION_FEATURES, OBS_LAYOUT_VERSION, ObservationShape, observation_shape
+from ..encoding import OBS_LAYOUT_VERSION, OBS_VERSIONS, ObservationShape, feature_names, observation_shape
 from .activations import ACTIVATION_PARAMS, ACTIVATIONS
 from .errors import PolicyError
 
@@ -40,7 +40,7 @@ FLOAT32_MAX = float(np.finfo(np.float32).max)
 HEADER_FIELDS = {
     "format": f"the string {POLICY_FORMAT!r}",
     "version": f"the integer {POLICY_VERSION}",
-    "obs_layout_version": f"the integer {OBS_LAYOUT_VERSION}",
+    "obs_layout_version": f"an observation layout version this library encodes ({' or '.join(map(str, OBS_VERSIONS))})",
     "obs_size": "a positive integer",
     "num_actions": "a positive integer",
     "rules": "an object of rules options",
@@ -82,6 +82,7 @@ class Layout:
     scorer: Optional[dict]
     rules: Rules
     obs_bound: np.ndarray  # the largest |entry| of each observation entry (the encoder's box)
+    obs_version: int = OBS_LAYOUT_VERSION  # the observation layout version the policy reads
 
     def chains(self) -> list[tuple[str, list[tuple[str, str, int]], int, int]]:
         """``(what, [(weight name, bias name, out size)], fan_in, extra inputs of the last layer)`` per chain."""
@@ -186,10 +187,10 @@ def _check_identity(header: Any, where: str) -> None:
         raise PolicyError(f"{where} has policy file version {_r(version)}; this library reads version "
                           f"{POLICY_VERSION} (re-export the policy with this version)")
     layout_version = header.get("obs_layout_version")
-    if not (is_int(layout_version) and layout_version == OBS_LAYOUT_VERSION):
+    if not (is_int(layout_version) and layout_version in OBS_VERSIONS):
         raise PolicyError(f"{where} was made for observation layout version {_r(layout_version)}, "
-                          f"but this library encodes observations with layout version {OBS_LAYOUT_VERSION}; "
-                          "retrain or re-export the policy for this layout")
+                          f"but this library encodes observations with layout version "
+                          f"{' or '.join(map(str, OBS_VERSIONS))} only; retrain or re-export the policy for one of them")
 
 
 def _unknown_and_missing(obj: dict, known: Any, required: tuple[str, ...]) -> tuple[str, Optional[str]]:
@@ -246,7 +247,7 @@ def _check_rules(header: dict, where: str) -> tuple[Rules, ObservationShape]:
         raise _field_error(where, "rules", rules, "an object of rules options (Rules.to_dict())")
     try:
         r = Rules.from_options(rules)
-        enc = observation_shape(r, bool(features))
+        enc = observation_shape(r, bool(features), int(header["obs_layout_version"]))
     except AllFivesError as exc:
         raise PolicyError(f"{where}: header field rules is not valid rules: {exc}") from None
     except (TypeError, ValueError, ArithmeticError, RecursionError) as exc:
@@ -260,7 +261,8 @@ def _check_spaces(obs_size: int, num_actions: int, enc: ObservationShape, where:
     if obs_size != enc.size:
         raise PolicyError(f"{where}: header field obs_size={_r(obs_size)} does not fit its rules: {r.num_players} "
                           f"players, max_pip={r.max_pip}, {'with' if enc.action_features else 'without'} the action "
-                          f"features, give observations of {enc.size} entries")
+                          f"features, observation layout version {enc.obs_version}, give observations of {enc.size} "
+                          "entries")
     if num_actions != enc.num_actions:
         raise PolicyError(f"{where}: header field num_actions={_r(num_actions)} does not fit its rules: they give "
                           f"{enc.num_actions} actions")
@@ -285,7 +287,7 @@ def check_header(header: Any, where: str) -> Layout:
     if not isinstance(header.get("metadata", {}), dict):
         raise _field_error(where, "metadata", header["metadata"])
     layout = Layout(obs_size, num_actions, enc.action_features, activation, params, hidden, scorer, rules,
-                    np.maximum(np.abs(enc.low), np.abs(enc.high)).astype(np.float64))
+                    np.maximum(np.abs(enc.low), np.abs(enc.high)).astype(np.float64), enc.obs_version)
     total = sum(math.prod(s) for s in layout.shapes().values())
     if total > MAX_PARAMETERS:
         raise PolicyError(f"{where}: the layers of header fields hidden={_r(list(hidden))}"
@@ -316,7 +318,7 @@ def _check_scorer(spec: Any, enc: ObservationShape, where: str) -> Optional[dict
         raise PolicyError(f"{where}: header field action_scorer needs action_features: true (it scores the "
                           "observation's features slice)")
     rows = enc.slices["features"]
-    width = len(ACTION_FEATURES)
+    width = len(feature_names(enc.obs_version))
     want = {"offset": rows.start, "placements": (rows.stop - rows.start) // width, "features": width}
     for key, value in want.items():
         if spec[key] != value:

@@ -152,6 +152,7 @@ class NumpyPolicy:
         self.num_actions = layout.num_actions
         self.rules = layout.rules.to_dict()  # resolved: every option, defaults filled in
         self.action_features = layout.action_features
+        self.obs_version = layout.obs_version  # the observation layout version it reads (its encoder's)
         self._check_bounds(layout.obs_bound, where)
 
     def _check_bounds(self, obs_bound: np.ndarray, where: str) -> None:
@@ -276,7 +277,7 @@ class NumpyPolicy:
                     f"{where} was trained for {key}={self.rules[key]!r}, but this game has {key}={given[key]!r}; "
                     f"a policy only plays games with the same {', '.join(OBSERVATION_RULES)}"
                 )
-        enc = observation_shape(r, self.action_features)
+        enc = observation_shape(r, self.action_features, self.obs_version)
         if (enc.size, enc.num_actions) != (self.obs_size, self.num_actions):
             raise PolicyError(
                 f"{where} expects observations of {self.obs_size} and {self.num_actions} actions, but this game has "
