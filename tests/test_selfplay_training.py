@@ -179,6 +179,34 @@ def test_the_clone_learns_the_search_targets_and_reuses_recorded_rounds(tmp_path
     assert CloneRecord.load(tmp_path / "clone" / "round_1.npz", shape.obs_size, shape.num_actions) is None
 
 
+def test_a_run_on_observation_version_2_clones_trains_and_exports_version_2(tmp_path: Path) -> None:
+    """``env.obs_version: 2``: the clone records version-2 positions, the self-play env and the network read the
+    race pieces, the league's snapshots and the exported policy are version-2 files that the numpy agent plays in
+    the AEC env (whose observation it encodes itself), and a bad version is refused by the config."""
+    from allfives_env.encoding import observation_shape
+    from allfives_env.evaluation import evaluate
+    from allfives_training.selfplay.clone import CloneRecord
+
+    raw = tiny(tmp_path, start="clone", total_steps=120, **{"env.obs_version": 2, "evaluation.every": 2})
+    raw["clone"] = {"teacher": "pimc-sift:min_samples=0,samples=4", "decisions": 20, "rounds": 2, "epochs": 1,
+                    "processes": 1}
+    trainer = SelfPlayTrainer(selfplay_config_from(raw), tmp_path / "run", log=lambda line: None)
+    rules = trainer.rules
+    v1, v2 = observation_shape(rules, True, 1), observation_shape(rules, True, 2)
+    assert trainer.shape.obs_size == v2.size > v1.size and trainer.shape.width == 14
+    record = CloneRecord.load(tmp_path / "run" / "clone" / "round_1.npz", v2.size, v2.num_actions)
+    assert record is not None and len(record) == 20
+    trainer.train(stop_after=4)
+    for path in [tmp_path / "run" / "policy.npz", *sorted((tmp_path / "run" / "league").glob("*.npz"))]:
+        policy = load_policy(str(path))
+        assert policy.header["obs_layout_version"] == 2 and policy.obs_version == 2, path
+    match = evaluate([f"ppo:path={tmp_path / 'run' / 'policy.npz'}", "random"], rules, games=2, seed=1,
+                     progress=False)
+    assert match.games == 2
+    with pytest.raises(ConfigError, match="env.obs_version"):
+        selfplay_config_from(tiny(tmp_path, **{"env.obs_version": 3}))
+
+
 #: What makes a documented self-play command a test-sized run: a tiny batch, networks, clone and evaluation.
 TEST_SIZES = ["--set", "env.num_envs=4", "--set", "env.steps=4", "--set", "env.potential_games=10",
               "--set", "network.hidden=8", "--set", "network.scorer_hidden=4", "--set", "total_steps=40",
@@ -195,7 +223,8 @@ def documented_selfplay_commands() -> list[str]:
     found = []
     for page in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
         for block in re.findall(r"```bash\n(.*?)```", page.read_text(), flags=re.S):
-            found += [line.split(" #")[0].strip() for line in block.splitlines()
+            joined = re.sub(r"\\\n\s*", "", block)  # a command continued over lines with a backslash
+            found += [line.split(" #")[0].strip() for line in joined.splitlines()
                       if line.startswith("python -m allfives_training.selfplay")]
     return found
 

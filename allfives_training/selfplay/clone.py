@@ -95,9 +95,9 @@ def _move(policy: Optional[NumpyPolicy], expert: Any, view: PlayerView, rng: np.
 
 def _play(args: tuple[Any, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One worker's share of a round: seeded games until ``decisions`` positions are recorded."""
-    rules_dict, player, teacher_spec, decisions, temperature, seed = args
+    rules_dict, player, teacher_spec, decisions, temperature, seed, obs_version = args
     rules = Rules.from_options(rules_dict)
-    encoder = ObservationEncoder(rules, action_features=True)
+    encoder = ObservationEncoder(rules, action_features=True, obs_version=obs_version)
     rng = np.random.default_rng(seed)
     teacher = make_agent(teacher_spec, seed=int(rng.integers(MAX_SEED)))
     policy: Optional[NumpyPolicy] = load_policy(player) if player != "expert" else None
@@ -120,12 +120,14 @@ def _play(args: tuple[Any, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def record_round(rules: Rules, player: str, teacher: str, decisions: int, temperature: float, seed: int,
-                 processes: int = 1) -> CloneRecord:
+                 processes: int = 1, obs_version: int = 1) -> CloneRecord:
     """``decisions`` positions of games played by ``player`` (``"expert"`` or a policy file, sampled), every one
-    with the teacher's targets; split over ``processes`` workers, each with its own seed from ``seed``."""
+    with the teacher's targets, observed under ``obs_version``; split over ``processes`` workers, each with its
+    own seed from ``seed``."""
     seeds = np.random.SeedSequence(seed).generate_state(processes, np.uint32).tolist()
     shares = [decisions // processes + (k < decisions % processes) for k in range(processes)]
-    jobs = [(rules.to_dict(), player, teacher, share, temperature, s) for share, s in zip(shares, seeds) if share]
+    jobs = [(rules.to_dict(), player, teacher, share, temperature, s, obs_version)
+            for share, s in zip(shares, seeds) if share]
     if processes == 1:
         parts = [_play(job) for job in jobs]
     else:
@@ -174,7 +176,8 @@ def build_clone(net: SelfPlayNet, rules: Rules, folder: Path, teacher: str, deci
         path = folder / f"round_{k}.npz"
         record = CloneRecord.load(path, net.shape.obs_size, net.shape.num_actions)
         if record is None or len(record) < decisions:
-            record = record_round(rules, player, teacher, decisions, temperature, seed + k, processes)
+            record = record_round(rules, player, teacher, decisions, temperature, seed + k, processes,
+                                  net.shape.obs_version)
             record.save(path)
         records.append(record)
         figures = fit_clone(net, CloneRecord.join(records), epochs, learning_rate, seed + k)

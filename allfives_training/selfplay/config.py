@@ -46,6 +46,9 @@ class SelfPlayEnvConfig(Section):
     to its rewards, so points count as progress towards the target; none: the reward alone"""
     potential_games: int = setting(4000, integer(1, 10**6))
     """expert games that measure the win table (built once per run, saved in <run>/win_table.json)"""
+    obs_version: int = setting(1, integer(1, 2))
+    """the observation layout the actor reads: 1, or 2 with the race pieces (fives each side needs, pips left,
+    the end-of-hand bonus, each other seat's last turns; docs/observations.md); the policy file records it"""
 
 
 @dataclass

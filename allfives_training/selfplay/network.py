@@ -30,7 +30,7 @@ import torch
 from torch import nn
 
 from allfives_env.core.rules import Rules
-from allfives_env.encoding import ACTION_FEATURES, observation_shape
+from allfives_env.encoding import feature_names, observation_shape
 from allfives_env.policy import write_policy_file
 
 __all__ = ["NetShape", "SelfPlayNet", "export_actor"]
@@ -54,16 +54,18 @@ class NetShape:
     num_actions: int
     state_size: int
     players: int
+    obs_version: int = 1
 
     @classmethod
-    def of(cls, rules: Rules) -> "NetShape":
-        shape = observation_shape(rules, True)
+    def of(cls, rules: Rules, obs_version: int = 1) -> "NetShape":
+        """The shape of ``rules``' observation with action features, under observation version ``obs_version``."""
+        shape = observation_shape(rules, True, obs_version)
         features = shape.slices["features"]
-        width = len(ACTION_FEATURES)
+        width = len(feature_names(obs_version))
         P = rules.num_players
         T = (features.stop - features.start) // (4 * width)
         return cls(shape.size, features.start, features.stop, width, (features.stop - features.start) // width,
-                   shape.num_actions, T * P + T + shape.size + P, P)
+                   shape.num_actions, T * P + T + shape.size + P, P, obs_version)
 
     @property
     def position_size(self) -> int:
@@ -179,4 +181,5 @@ def export_actor(net: SelfPlayNet, rules: Rules, path: Path, metadata: Optional[
     if net.scorer_context:
         spec["context"] = True
     return write_policy_file(path, rules, layers, action, "relu", {}, (s.obs_size,), s.num_actions,
-                             metadata=metadata, algorithm="selfplay-ppo", scorer=spec, scorer_layers=scorer)
+                             metadata=metadata, algorithm="selfplay-ppo", scorer=spec, scorer_layers=scorer,
+                             obs_version=s.obs_version)

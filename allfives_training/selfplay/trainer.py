@@ -111,7 +111,7 @@ class SelfPlayTrainer:
         one_torch_thread()
         self.cfg, self.run_dir, self.log = cfg, Path(run_dir), log
         self.rules: Rules = build_rules(cfg.rules, "")
-        self.shape = NetShape.of(self.rules)
+        self.shape = NetShape.of(self.rules, cfg.env.obs_version)
         torch.manual_seed(cfg.seed)
         net = cfg.network
         self.net = SelfPlayNet(self.shape, net.hidden, net.scorer_hidden, net.critic, net.score_gain,
@@ -121,7 +121,8 @@ class SelfPlayTrainer:
         self.full_critic = net.critic == "full"
         self.env = AllFivesSelfPlayEnv(cfg.env.num_envs, rules=self.rules, reward=cfg.env.reward, episode="game",
                                        action_features=True, autoreset_mode="next_step",
-                                       privileged=("state",) if self.full_critic else ())
+                                       privileged=("state",) if self.full_critic else (),
+                                       obs_version=cfg.env.obs_version)
         self.league = League(cfg.league, self.rules, cfg.env.num_envs)
         self.update, self.steps = 0, 0
         self.history: list[dict[str, Any]] = []
