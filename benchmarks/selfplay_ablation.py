@@ -10,13 +10,16 @@ Arms (``--arms`` picks some; each is a run directory under ``--out``, trained wi
   with a clone of its own (the actor's shape differs);
 - ``no_critic``: the critic reads the seat's own observation (``network.critic=own``);
 - ``no_shaping``: the win reward alone (``env.shaping=none``);
-- ``no_clone``: random starting weights (``start=null``).
+- ``no_clone``: random starting weights (``start=null``);
+- ``plus_pieces``: the other way round, the recipe with the race pieces of observation version 2 added
+  (``env.obs_version=2``), with a clone of its own.
 
 ``no_critic`` and ``no_shaping`` start from the ``full`` arm's clone (its file ``clone/clone.npz``), so the
 clone is made once per actor shape; each clone also plays the final evaluation's games alone (rows
-``full:clone``, ``no_context:clone``), which tells what PPO added to it. Each arm trains to ``--decisions`` learner decisions with the learning rate
-annealed over that budget, then its trainer plays ``--games`` games against ``--opponent`` on duplicate deals
-from ``--seed`` (a seed no training game uses). Runs resume: run the same command again after an interruption
+``full:clone``, ``no_context:clone``, ``plus_pieces:clone``), which tells what PPO added to it. Each arm
+trains to ``--decisions`` learner decisions with the learning rate annealed over that budget, then its trainer
+plays ``--games`` games against ``--opponent`` on duplicate deals from ``--seed`` (a seed no training game
+uses). Runs resume: run the same command again after an interruption
 and every arm continues from its newest checkpoint (finished arms are read, not retrained).
 
 The JSON holds one row per arm: its settings, the learner decisions, the win rate and points per hand with
@@ -62,6 +65,7 @@ ARMS: tuple[Arm, ...] = (
     Arm("no_critic", "critic reads the own observation only", ("network.critic=own",), clone_of="full"),
     Arm("no_shaping", "win reward without the potential", ("env.shaping=none",), clone_of="full"),
     Arm("no_clone", "random starting weights", ("start=null",)),
+    Arm("plus_pieces", "nothing: observation version 2 added", ("start=clone", "env.obs_version=2")),
 )
 ARM_NAMES = tuple(arm.name for arm in ARMS)
 
