@@ -216,32 +216,39 @@ TEST_SIZES = ["--set", "env.num_envs=4", "--set", "env.steps=4", "--set", "env.p
               "--set", "clone.teacher=pimc-sift:min_samples=0,samples=2"]
 
 
-def documented_selfplay_commands() -> list[str]:
-    """Every ``python -m allfives_training.selfplay`` line of the README's and the docs' bash blocks."""
+def documented_selfplay_commands() -> dict[str, list[str]]:
+    """Every ``python -m allfives_training.selfplay`` line of the README's and the docs' bash blocks, by page."""
     import re
 
-    found = []
+    found: dict[str, list[str]] = {}
     for page in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
         for block in re.findall(r"```bash\n(.*?)```", page.read_text(), flags=re.S):
             joined = re.sub(r"\\\n\s*", "", block)  # a command continued over lines with a backslash
-            found += [line.split(" #")[0].strip() for line in joined.splitlines()
-                      if line.startswith("python -m allfives_training.selfplay")]
+            lines = [line.split(" #")[0].strip() for line in joined.splitlines()
+                     if line.startswith("python -m allfives_training.selfplay")]
+            if lines:
+                found.setdefault(str(page.relative_to(ROOT)), []).extend(lines)
     return found
 
 
 def test_every_documented_selfplay_command_runs_at_test_sizes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """In page order, in a scratch folder with the repository's configs: a new run, then its resumes (a
-    documented RUN_DIR is the new run's directory); the first one also cloned its start."""
+    """Page by page, each in a scratch folder with the repository's configs, in page order: a new run, then its
+    resumes (a documented RUN_DIR is the page's new run's directory); the first run of the README also clones
+    its start."""
     import shlex
 
-    commands = documented_selfplay_commands()
-    assert len(commands) >= 3
-    (tmp_path / "configs").symlink_to(ROOT / "configs")
-    monkeypatch.chdir(tmp_path)
-    for k, command in enumerate(commands):
-        args = shlex.split(command)[3:] + TEST_SIZES + (["--set", "start=clone"] if k == 0 else [])
-        assert selfplay_main(args) == 0, command
-    assert (tmp_path / "runs" / "selfplay_2p" / "clone" / "clone.npz").is_file()
+    pages = documented_selfplay_commands()
+    assert {"README.md", "docs/selfplay-training.md", "docs/results/selfplay.md"} <= set(pages)
+    for n, (page, commands) in enumerate(pages.items()):
+        folder = tmp_path / f"page_{n}"
+        folder.mkdir()
+        (folder / "configs").symlink_to(ROOT / "configs")
+        monkeypatch.chdir(folder)
+        for k, command in enumerate(commands):
+            clone = ["--set", "start=clone"] if (page, k) == ("README.md", 0) else []
+            args = shlex.split(command)[3:] + TEST_SIZES + clone
+            assert selfplay_main(args) == 0, f"{page}: {command}"
+    assert (tmp_path / "page_0" / "runs" / "selfplay_2p" / "clone" / "clone.npz").is_file()
 
 
 def test_the_gate_benchmark_plays_a_runs_snapshots(tmp_path: Path) -> None:
