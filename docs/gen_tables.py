@@ -312,6 +312,51 @@ def selfplay_throughput() -> str:
     return table + "\n\n" + _self_described(data, "selfplay_throughput.json")
 
 
+def _ci(low: float, high: float) -> str:
+    return f"[{100 * low:.1f}, {100 * high:.1f}]"
+
+
+def selfplay_gate() -> str:
+    """A self-play run's snapshots against ``pimc`` on fresh duplicate deals, beside the run's own evaluations
+    against its baselines (benchmarks/selfplay_gate.py)."""
+    data = _load("selfplay_gate.json")
+    gate = [[f"{row['update']:,}", f"{row['decisions'] / 1e6:.1f}M", f"{_pct(row['win_rate'])} "
+             f"{_ci(row['win_rate_lo'], row['win_rate_hi'])}", str(row["games"])] for row in data["rows"]]
+    table = _rows(["update", "learner decisions", f"win rate vs `{data['opponent']}` (95% CI)", "games"],
+                  ["---:", "---:", "---", "---:"], gate)
+    baselines = sorted({row["baseline"] for row in data["evaluations"]})
+    by_step: dict[int, dict[str, dict[str, Any]]] = {}
+    for row in data["evaluations"]:
+        by_step.setdefault(row["decisions"], {})[row["baseline"]] = row
+    curve = [[f"{step / 1e6:.1f}M"] + [(f"{_pct(found[b]['win_rate'])} {_ci(found[b]['win_rate_lo'], found[b]['win_rate_hi'])}"
+                                        if b in found else "") for b in baselines]
+             for step, found in sorted(by_step.items())]
+    games = sorted({row["games"] for row in data["evaluations"]})
+    curve_table = _rows(["learner decisions"] + [f"vs `{b}`" for b in baselines], ["---:"] + ["---"] * len(baselines),
+                        curve)
+    return (table + "\n\n" + _self_described(data, "selfplay_gate.json") + "\n\nThe same run's own evaluations ("
+            + "/".join(str(g) for g in games) + " duplicate games on its evaluation seed):\n\n" + curve_table)
+
+
+def selfplay_ablation() -> str:
+    """The recipe with each part switched off in turn, one budget and one final evaluation
+    (benchmarks/selfplay_ablation.py)."""
+    data = _load("selfplay_ablation.json")
+    rows = []
+    for row in data["rows"]:
+        diff = ("" if "vs_full" not in row else
+                f"{_signed(100 * row['vs_full'], 1)} [{_signed(100 * row['vs_full_ci'][0], 1)}, "
+                f"{_signed(100 * row['vs_full_ci'][1], 1)}]")
+        rows.append([f"`{row['arm']}`", row["meaning"], f"{row['decisions'] / 1e6:.1f}M" if row["decisions"] else "0",
+                     f"{_pct(row['win_rate'])} {_ci(*row['win_rate_ci'])}",
+                     f"{row['points_per_hand']:.2f}", diff])
+    table = _rows(["arm", "what is off", "learner decisions", f"win rate vs `{data['opponent']}` (95% CI)",
+                   "points/hand", "minus `full` (win-rate points, 95% CI)"], ["---", "---", "---:", "---", "---:", "---"], rows)
+    return (table + f"\n\n*{data['games']:,} duplicate games per arm on seed {data['seed']} (no training game uses "
+            f"it); training seed {data['train_seed']}; clones of {data['clone_decisions']:,} positions a round.*\n\n"
+            + _self_described(data, "selfplay_ablation.json"))
+
+
 def torchrl_ppo() -> str:
     """examples/torchrl_ppo.py's run: the trained policy against ``random`` on fresh evaluation seeds."""
     data = _load("torchrl_ppo.json")
@@ -487,6 +532,8 @@ TABLES: dict[str, Callable[[], str]] = {
     "throughput": throughput,
     "vector_throughput": vector_throughput,
     "selfplay_throughput": selfplay_throughput,
+    "selfplay_gate": selfplay_gate,
+    "selfplay_ablation": selfplay_ablation,
     "torchrl_ppo": torchrl_ppo,
     "cleanrl_ppo": cleanrl_ppo,
     "cleanrl_speed": cleanrl_speed,
