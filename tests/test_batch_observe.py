@@ -69,22 +69,24 @@ def rule_sets(count: int, seed: int) -> list[Rules]:
     return [Rules.from_options({**r.to_dict(), "max_hands": min(r.max_hands, 4)}) for r in drawn]
 
 
-def check_observations(rules: Rules, n: int, seed: int, action_features: bool) -> int:
-    """Compare batch and core observations of every seat at every decision; the decisions compared."""
-    batch = BatchGame(rules, n, seed)
-    observer = BatchObserver(rules, action_features)
+def check_observations(rules: Rules, n: int, seed: int, action_features: bool, obs_version: int = 1) -> int:
+    """Compare batch and core observations (under ``obs_version``) of every seat at every decision, each also
+    inside the observation space's bounds; the decisions compared."""
+    batch = BatchGame(rules, n, seed, history=obs_version >= 2)
+    observer = BatchObserver(rules, action_features, obs_version)
     P = rules.num_players
     seats = [np.full(n, s, dtype=np.int64) for s in range(P)]
     kept, _ = lockstep(batch, random_chooser(seed, n),
                        lambda b: [observer.observe(b, seats[s]) for s in range(P)] + [observer.observe(b)])
     compared = 0
-    encoder = ObservationEncoder(rules, action_features)
+    encoder = ObservationEncoder(rules, action_features, obs_version)
     for i in range(n):
         for k, game in python_decisions(batch, i, len(kept)):
             for s in range(P):
                 expected = encoder.encode(game, s)
                 got = kept[k][s][i]
                 assert np.array_equal(got, expected), _where(rules, i, k, s, got, expected, encoder)
+                assert (expected >= encoder.low).all() and (expected <= encoder.high).all()
             default = kept[k][P][i]
             assert np.array_equal(default, encoder.encode(game, game.current if game.current >= 0 else 0))
             compared += 1

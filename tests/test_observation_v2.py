@@ -18,7 +18,7 @@ from allfives_env.encoding import (
     need_fives, observation_shape, observation_table, pieces_table,
 )
 
-from test_batch_observe import lockstep, python_decisions, random_chooser, rule_sets, _where
+from test_batch_observe import check_observations, rule_sets
 
 C = len(HISTORY_COLUMNS)
 
@@ -27,24 +27,7 @@ C = len(HISTORY_COLUMNS)
 def check_v2(rules: Rules, n: int, seed: int, action_features: bool) -> int:
     """Every seat at every decision of ``n`` random batch games: the batch observer (version 2) equals the
     encoder (version 2) re-simulating the same games; the decisions compared."""
-    batch = BatchGame(rules, n, seed, history=True)
-    observer = BatchObserver(rules, action_features, 2)
-    P = rules.num_players
-    seats = [np.full(n, s, dtype=np.int64) for s in range(P)]
-    kept, _ = lockstep(batch, random_chooser(seed, n),
-                       lambda b: [observer.observe(b, seats[s]) for s in range(P)] + [observer.observe(b)])
-    encoder = ObservationEncoder(rules, action_features, 2)
-    compared = 0
-    for i in range(n):
-        for k, game in python_decisions(batch, i, len(kept)):
-            for s in range(P):
-                expected = encoder.encode(game, s)
-                got = kept[k][s][i]
-                assert np.array_equal(got, expected), _where(rules, i, k, s, got, expected, encoder)
-                assert (expected >= encoder.low).all() and (expected <= encoder.high).all()
-            assert np.array_equal(kept[k][P][i], encoder.encode(game, game.current if game.current >= 0 else 0))
-            compared += 1
-    return compared
+    return check_observations(rules, n, seed, action_features, obs_version=2)
 
 
 FIXED_CONFIGS = [
