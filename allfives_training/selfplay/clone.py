@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import multiprocessing as mp
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Protocol, Sequence, cast
 
 import numpy as np
 import torch
@@ -93,16 +93,24 @@ def _move(policy: Optional[NumpyPolicy], expert: Any, view: PlayerView, rng: np.
     return legal[int(rng.choice(len(legal), p=p / p.sum()))]
 
 
+class MoveScorer(Protocol):
+    """A teacher: an agent that values every legal move (the config checks that it has ``move_scores``)."""
+
+    def move_scores(self, view: PlayerView, legal: Sequence[int]) -> list[float]: ...
+
+
 def _play(args: tuple[Any, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One worker's share of a round: seeded games until ``decisions`` positions are recorded."""
     rules_dict, player, teacher_spec, decisions, temperature, seed, obs_version = args
     rules = Rules.from_options(rules_dict)
     encoder = ObservationEncoder(rules, action_features=True, obs_version=obs_version)
     rng = np.random.default_rng(seed)
-    teacher = make_agent(teacher_spec, seed=int(rng.integers(MAX_SEED)))
+    teacher = cast(MoveScorer, make_agent(teacher_spec, seed=int(rng.integers(MAX_SEED))))
     policy: Optional[NumpyPolicy] = load_policy(player) if player != "expert" else None
     expert = make_agent("expert", seed=int(rng.integers(MAX_SEED)))
-    obs, masks, targets = [], [], []
+    obs: list[np.ndarray] = []
+    masks: list[np.ndarray] = []
+    targets: list[np.ndarray] = []
     while len(obs) < decisions:
         game = Game(rules, np.random.default_rng(int(rng.integers(MAX_SEED))))
         while not game.over and len(obs) < decisions:
@@ -114,7 +122,9 @@ def _play(args: tuple[Any, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
                 seen = encoder.encode(game, game.current_player)
                 mask = np.zeros(encoder.num_actions, dtype=bool)
                 mask[legal] = True
-                obs.append(seen), masks.append(mask), targets.append(target)
+                obs.append(seen)
+                masks.append(mask)
+                targets.append(target)
             game.step(_move(policy, expert, view, rng, encoder))
     return np.array(obs, dtype=np.float32), np.array(masks), np.array(targets, dtype=np.float32)
 

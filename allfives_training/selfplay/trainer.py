@@ -28,6 +28,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from allfives_env.batch import BatchGame
+from allfives_env.core.errors import BatchError
 from allfives_env.core.rules import Rules
 from allfives_env.policy import load_policy
 from allfives_env.selfplay import AllFivesSelfPlayEnv
@@ -213,7 +215,7 @@ class SelfPlayTrainer:
             if stop_after is not None and self.update - start_update >= stop_after \
                     and self.update % cfg.checkpoint.every == 0:
                 break
-            if self.update % cfg.checkpoint.every == 0 or obs is None:
+            if self.update % cfg.checkpoint.every == 0 or obs is None or info is None:
                 obs, info = self._start_chunk()
             obs, info, figures = self._one_update(obs, info)
             self.update += 1
@@ -257,7 +259,7 @@ class SelfPlayTrainer:
             seat, mask = info["seat"], info["action_mask"]
             live = mask.any(axis=1)
             learn = live & self.league.learner[rows, np.maximum(seat, 0)]
-            actions = self.league.act(self.env.batch, np.maximum(seat, 0), live & ~learn)
+            actions = self.league.act(self._batch(), np.maximum(seat, 0), live & ~learn)
             actions[~live] = 0  # a restart step: the env ignores it
             idx = np.flatnonzero(learn)
             if len(idx):
@@ -297,6 +299,13 @@ class SelfPlayTrainer:
         return obs, info, {"decisions": decisions, "decisions_per_s": decisions / max(seconds, 1e-9),
                            "rollout_s": round(rollout_s, 3), "update_s": round(seconds - rollout_s, 3), **stats}
 
+    def _batch(self) -> BatchGame:
+        """The self-play env's batch (there is one from the first chunk's reset on)."""
+        batch = self.env.batch
+        if batch is None:
+            raise BatchError("the self-play env has no batch before its first reset")
+        return batch
+
     def _state(self, info: dict[str, Any], idx: np.ndarray) -> Optional[torch.Tensor]:
         return torch.from_numpy(info["state"][idx]) if self.full_critic else None
 
@@ -314,7 +323,7 @@ class SelfPlayTrainer:
             if self.full_critic:
                 critic_in = self.net.critic_input(None, torch.from_numpy(info["state"]), seats)
             else:
-                seen = self.env.batch.observe(np.full(n, s, dtype=np.int64), action_features=True)
+                seen = self._batch().observe(np.full(n, s, dtype=np.int64), action_features=True)
                 critic_in = self.net.critic_input(torch.from_numpy(seen), None, seats)
             with torch.no_grad():
                 out[:, s] = self.net.value(critic_in).numpy()
