@@ -56,7 +56,7 @@ from .batch import BatchGame
 from .batch.checks import MAX_GAMES, integer_values
 from .batch.layout import BONEYARD
 from .batch.observe import BatchObserver
-from .core.actions import action_name
+from .core.actions import describe_action, describe_legal
 from .core.errors import BatchError, IllegalActionError, NotResetError, short_repr
 from .core.outcome import side_rewards
 from .core.rules import rules_from
@@ -225,12 +225,9 @@ class AllFivesSelfPlayEnv:
         if legal.all() or (legal | ~waiting).all():
             return
         i = int(np.flatnonzero(waiting & ~legal)[0])
-        action, ids = int(acts[i]), batch.legal_actions(i)
-        what = (f"action {action} ({action_name(action, batch.tiles)})" if in_range[i]
-                else f"action {action} (out of range 0..{masks.shape[1] - 1})")
+        what = describe_action(int(acts[i]), batch.tiles, masks.shape[1])
         raise IllegalActionError(f"game {i}: {what} is not legal for seat {int(self.seats[i])}, the seat to act; "
-                                 f"legal actions: {', '.join(action_name(a, batch.tiles) for a in ids)} (ids {ids}); "
-                                 "nothing was applied")
+                                 f"{describe_legal(batch.legal_actions(i), batch.tiles)}; nothing was applied")
 
     def _rewards(self, batch: BatchGame, scores: np.ndarray, before: Optional[np.ndarray],
                  done: np.ndarray) -> np.ndarray:

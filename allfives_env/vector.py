@@ -57,7 +57,7 @@ from .batch.checks import MAX_GAMES, integer_values
 from .batch.engine import available_memory, memory_needed as batch_memory_needed
 from .batch.observe import BatchObserver
 from .batch_opponents import STREAM_LIMIT, OpponentPool, check_batch_specs
-from .core.actions import action_name
+from .core.actions import describe_action, describe_legal
 from .core.errors import AgentError, BatchError, IllegalActionError, NotResetError, SeedError, short_repr
 from .core.outcome import side_rewards
 from .core.seeds import MAX_SEED, check_seed
@@ -311,12 +311,9 @@ class AllFivesVectorEnv(gymnasium.vector.VectorEnv):
         if not len(bad):
             return
         i, action = int(bad[0]), int(acts[bad[0]])
-        ids = np.flatnonzero(self.masks[i]).tolist()
-        names = ", ".join(action_name(a, batch.tiles) for a in ids)
-        what = (f"action {action} ({action_name(action, batch.tiles)})" if in_range[i]
-                else f"action {action} (out of range 0..{self.masks.shape[1] - 1})")
-        raise IllegalActionError(f"env {i}: {what} is not legal for the learner (seat {int(self.seats[i])}); legal "
-                                 f"actions: {names} (ids {ids}); nothing was applied")
+        what = describe_action(action, batch.tiles, self.masks.shape[1])
+        raise IllegalActionError(f"env {i}: {what} is not legal for the learner (seat {int(self.seats[i])}); "
+                                 f"{describe_legal(np.flatnonzero(self.masks[i]), batch.tiles)}; nothing was applied")
 
     def _rewards(self, batch: BatchGame, done: np.ndarray, waiting: np.ndarray) -> np.ndarray:
         """The learner's reward in every game (float64), as the single-seat env computes it; 0 for a game

@@ -17,7 +17,7 @@ import numpy as np
 from ..core.errors import (
     BatchError, BatchIndexError, GameOverError, IllegalActionError, ReplayError, RulesError, SeedError, short_repr,
 )
-from ..core.actions import action_name
+from ..core.actions import describe_action, describe_legal
 from ..core.rules import Rules
 from ..core.seeds import check_seed
 from ..core.values import is_integer
@@ -254,11 +254,8 @@ class BatchGame(KernelBatch):
         return arr
 
     def _illegal_message(self, i: int, action: int) -> str:
-        legal = self.legal_actions(i)
-        names = ", ".join(action_name(a, self.tiles) for a in legal)
-        what = (f"action {action} ({action_name(int(action), self.tiles)})" if 0 <= action < self.num_actions
-                else f"action {action} (out of range 0..{self.num_actions - 1})")
-        return f"game {i}: {what} is not legal for seat {self.S[i]['current']}; legal actions: {names} (ids {legal})"
+        return (f"game {i}: {describe_action(action, self.tiles, self.num_actions)} is not legal for seat "
+                f"{self.S[i]['current']}; {describe_legal(self.legal_actions(i), self.tiles)}")
 
     def reset_done(self) -> np.ndarray:
         """Deal a new episode to every finished game, from its own stream; returns the bool (n,) mask of

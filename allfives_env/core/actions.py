@@ -7,7 +7,7 @@ logs can be pasted into code.
 
 from __future__ import annotations
 
-from typing import Any, Union
+from typing import Any, Iterable, Union
 
 import numpy as np
 
@@ -56,6 +56,19 @@ def action_name(action: int, tiles: TileSet) -> str:
     if not 0 <= tile < tiles.size:
         return f"<invalid action {action}>"
     return f"{tiles.name(tile)}@{SLOT_NAMES[slot]}"
+
+
+def describe_action(action: int, tiles: TileSet, num_actions: int) -> str:
+    """How a refusal names ``action``: ``"action 17 (4-1@E)"``, or ``"action 999 (out of range 0..112)"``."""
+    if 0 <= action < num_actions:
+        return f"action {action} ({action_name(action, tiles)})"
+    return f"action {action} (out of range 0..{num_actions - 1})"
+
+
+def describe_legal(legal: Iterable[int], tiles: TileSet) -> str:
+    """How a refusal lists what was allowed: ``"legal actions: 4-1@E, draw (ids [17, 112])"``."""
+    ids = [int(a) for a in legal]
+    return f"legal actions: {', '.join(action_name(a, tiles) for a in ids)} (ids {ids})"
 
 
 def move_name(action: int, tiles: TileSet, lead: bool) -> str:
