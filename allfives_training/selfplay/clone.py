@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import multiprocessing as mp
 from pathlib import Path
-from typing import Any, Callable, Optional, Protocol, Sequence, cast
+from typing import Any, Callable, Optional, cast
 
 import numpy as np
 import torch
 
 from allfives_env.agents import PlayerView, make_agent
+from allfives_env.agents.base import Analyst
 from allfives_env.core.game import Game
 from allfives_env.core.rules import Rules
 from allfives_env.encoding import ObservationEncoder
@@ -93,19 +94,13 @@ def _move(policy: Optional[NumpyPolicy], expert: Any, view: PlayerView, rng: np.
     return legal[int(rng.choice(len(legal), p=p / p.sum()))]
 
 
-class MoveScorer(Protocol):
-    """A teacher: an agent that values every legal move (the config checks that it has ``move_scores``)."""
-
-    def move_scores(self, view: PlayerView, legal: Sequence[int]) -> list[float]: ...
-
-
 def _play(args: tuple[Any, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One worker's share of a round: seeded games until ``decisions`` positions are recorded."""
     rules_dict, player, teacher_spec, decisions, temperature, seed, obs_version = args
     rules = Rules.from_options(rules_dict)
     encoder = ObservationEncoder(rules, action_features=True, obs_version=obs_version)
     rng = np.random.default_rng(seed)
-    teacher = cast(MoveScorer, make_agent(teacher_spec, seed=int(rng.integers(MAX_SEED))))
+    teacher = cast(Analyst, make_agent(teacher_spec, seed=int(rng.integers(MAX_SEED))))
     policy: Optional[NumpyPolicy] = load_policy(player) if player != "expert" else None
     expert = make_agent("expert", seed=int(rng.integers(MAX_SEED)))
     obs: list[np.ndarray] = []

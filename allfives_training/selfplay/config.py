@@ -183,8 +183,9 @@ def validate_selfplay_config(raw: Any, source: str = "") -> SelfPlayConfig:
                       + ([("clone.teacher", cfg.clone.teacher)] if cfg.start == "clone" else []), rules, where)
     if cfg.start == "clone":
         from allfives_env.agents import make_agent
+        from allfives_env.agents.base import Analyst
 
-        if not hasattr(make_agent(cfg.clone.teacher), "move_scores"):
+        if not isinstance(make_agent(cfg.clone.teacher), Analyst):
             raise ConfigError(f"{where}clone.teacher: {cfg.clone.teacher!r} gives no move values (move_scores); "
                               "use a search agent such as pimc or pimc-sift")
     return cfg

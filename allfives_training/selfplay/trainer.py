@@ -255,6 +255,9 @@ class SelfPlayTrainer:
         mask_buf = np.zeros((T, n, A), dtype=bool)
         critic_buf: list[np.ndarray] = []
         t0 = time.perf_counter()
+        table = self.win_table
+        # each step's potential is the next step's "before": read once per step (the info is the same object)
+        potential = table.seat_potential(np.asarray(info["scores"])) if table is not None else None
         for t in range(T):
             seat, mask = info["seat"], info["action_mask"]
             live = mask.any(axis=1)
@@ -273,12 +276,13 @@ class SelfPlayTrainer:
                 obs_buf[t, idx], mask_buf[t, idx] = obs[idx], mask[idx]
                 critic_buf.append(critic_in.numpy())
             actions_taken[t] = actions
-            before = self._potential(info)
             obs, reward, term, trunc, info = self.env.step(actions)
             ended[t] = term | trunc
             rewards[t] = reward
-            if self.win_table is not None:
-                rewards[t] += np.where(live[:, None], self._potential(info) - before, 0.0)
+            if table is not None and potential is not None:
+                after = table.seat_potential(np.asarray(info["scores"]))
+                rewards[t] += np.where(live[:, None], after - potential, 0.0)
+                potential = after
             if ended[t].any():
                 self.league.seat(np.flatnonzero(ended[t]))
         rollout_s = time.perf_counter() - t0
@@ -308,11 +312,6 @@ class SelfPlayTrainer:
 
     def _state(self, info: dict[str, Any], idx: np.ndarray) -> Optional[torch.Tensor]:
         return torch.from_numpy(info["state"][idx]) if self.full_critic else None
-
-    def _potential(self, info: dict[str, Any]) -> np.ndarray:
-        if self.win_table is None:
-            return np.zeros((self.cfg.env.num_envs, self.rules.num_players))
-        return self.win_table.seat_potential(np.asarray(info["scores"]))
 
     def _bootstrap(self, obs: np.ndarray, info: dict[str, Any]) -> np.ndarray:
         """Every seat's value after the rollout (what its open trajectory bootstraps from)."""
