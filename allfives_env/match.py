@@ -62,6 +62,7 @@ class GameResult:
     truncated: bool
     decisions: list[int] = field(default_factory=list)  # per seat
     think_seconds: list[float] = field(default_factory=list)  # per seat
+    move_seconds: list[list[float]] = field(default_factory=list)  # per seat, each of its moves' think time
 
     @property
     def gains(self) -> list[int]:
@@ -275,6 +276,7 @@ def play_game(
     ]
     decisions = [0] * n
     think = [0.0] * n
+    move_seconds: list[list[float]] = [[] for _ in range(n)]
     start_scores = list(game.scores)
     now = time.perf_counter
     with clock if clock is not None else contextlib.nullcontext():
@@ -301,7 +303,9 @@ def play_game(
                 raise
             except Exception as exc:
                 raise _failure(AgentError, _described(exc), agent, seat, move, limit, seeds_of(seat)) from exc
-            think[seat] += now() - t0
+            spent = now() - t0
+            think[seat] += spent
+            move_seconds[seat].append(spent)
             decisions[seat] += 1
             if action not in game.legal:
                 raise IllegalActionError(
@@ -309,4 +313,5 @@ def play_game(
                     f"{seed}); legal: {', '.join(game.action_names())}"
                 )
             game.step(action)
-    return GameResult(game.winner, list(game.scores), start_scores, game.hands_completed, game.truncated, decisions, think)
+    return GameResult(game.winner, list(game.scores), start_scores, game.hands_completed, game.truncated, decisions, think,
+                      move_seconds)

@@ -47,7 +47,7 @@ FOLDERS: dict[str, str] = {
     "docs": "this site (mkdocs.yml lists the pages)",
     "tests": "the test suite",
 }
-SKIP = re.compile(r"^(__pycache__|\..*|.*\.egg-info|site)$")
+SKIP = re.compile(r"^(__pycache__|\..*|.*\.egg-info|site|.*\.journal)$")  # journals: a bench run in progress
 NAME_COLUMN = 32
 WIDTH = 116
 #: A folder without modules lists its files by name up to this many, else counts them by kind.

@@ -186,6 +186,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                               "allfives_env.batch_opponents", "allfives_env.vector", "allfives_env.selfplay",
                               "allfives_env.play")),
     ("evaluation", ("allfives_env.evaluation", "allfives_env.evaluation.*")),
+    ("bench", ("allfives_env.bench", "allfives_env.bench.*")),
     ("openspiel", ("allfives_env.openspiel", "allfives_env.openspiel.*")),
     ("training", ("allfives_training", "allfives_training.*")),
     ("serve", ("allfives_env.serve", "allfives_env.serve.*")),

@@ -8,7 +8,8 @@ says whether every event follows from the rules. ``allfives layout`` prints the 
 ``allfives evaluate greedy random --games 2000`` plays a duplicate-deal match-up and reports the first
 agent's win rate and points per hand with 95% intervals; ``allfives tournament random greedy defensive``
 plays every pair and prints Bradley-Terry ratings (Elo scale) and the pairwise win rates;
-``allfives compare a.json b.json`` sets two saved results side by side. Agents are spec strings such as
+``allfives compare a.json b.json`` sets two saved results side by side; ``allfives bench expert --track 2p``
+runs the frozen bench protocol and writes a bench card. Agents are spec strings such as
 ``pimc:samples=50``; ``allfives agents`` lists the registered ones.
 """
 
@@ -19,6 +20,7 @@ import sys
 from typing import Any, Optional, Sequence
 
 from ..core.errors import AllFivesError
+from .bench import add_bench_parser
 from .games import add_demo_parser, add_layout_parser, add_play_parser, add_replay_parser, run_demo
 from .matches import add_agents_parser, add_compare_parser, add_evaluate_parser, add_tournament_parser
 from .options import rules_from_options
@@ -40,7 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     for add_parser in (add_demo_parser, add_replay_parser, add_layout_parser, add_play_parser, add_agents_parser,
                        add_evaluate_parser,
-                       add_tournament_parser, add_compare_parser, add_serve_parser, _add_training_parsers):
+                       add_tournament_parser, add_compare_parser, add_bench_parser, add_serve_parser,
+                       _add_training_parsers):
         add_parser(sub)
     return parser
 

@@ -46,6 +46,9 @@ class GameRecord:
     truncated: bool
     decisions: list[int]  # per seat
     think_seconds: list[float]  # per seat
+    #: per seat, each move's think time; kept only when a run asks for it (the bench's think-time
+    #: percentiles), and not part of :meth:`to_dict`: an evaluation's saved results stay as they were
+    move_seconds: Optional[list[list[float]]] = None
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -31,7 +31,7 @@ import time
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
-from typing import Any, Iterator, Optional, Sequence, TextIO
+from typing import Any, Callable, Iterator, Optional, Sequence, TextIO
 
 from ..agents import Agent, AgentError, make_agent
 from ..core.errors import AllFivesError
@@ -40,7 +40,7 @@ from ..match import play_game, stop_process_on_native_overrun, warm_up
 from ..parent_watch import exit_with_parent
 from .errors import WorkerDiedError
 from .results import GameRecord
-from .scheduling import agent_seeds, set_seeds
+from .scheduling import SetDeal, planned_sets
 
 #: Without tqdm, the plain counter on stderr is redrawn at most this often (seconds), and at the end.
 _PLAIN_PROGRESS_SECONDS = 0.5
@@ -99,18 +99,18 @@ class _Progress:
             print(file=self.stream, flush=True)
 
 
-# a task: (match-up index, agent specs, seat orders, set index, base seed)
-_Task = tuple[int, tuple[str, ...], tuple[tuple[int, ...], ...], int, int]
-# what playing one task gives: (match-up index, set index, records)
+# a task: (match-up index, agent specs, seat orders, the set's seeds, its place in the run's list of sets)
+_Task = tuple[int, tuple[str, ...], tuple[tuple[int, ...], ...], SetDeal, int]
+# what playing one task gives: (match-up index, the set's place, records)
 _Played = tuple[int, int, list[GameRecord]]
 _worker_state: dict[str, Any] = {}  # per worker process: the rules, the limit, its agents by (spec, seat), its slot
 
 
 def _play_set(task: _Task, rules: Rules, cache: dict[tuple[str, int], Agent],
-              move_time_limit: Optional[float]) -> list[GameRecord]:
+              move_time_limit: Optional[float], move_times: bool = False) -> list[GameRecord]:
     """Play every game of one duplicate set with the same game and deal seeds."""
-    _, specs, orders, set_index, seed = task
-    game_seed, deal_seed = set_seeds(seed, set_index)
+    _, specs, orders, deal, _ = task
+    game_seed, deal_seed = deal.game_seed, deal.deal_seed
     n = rules.num_players
     records = []
     for g, order in enumerate(orders):
@@ -123,13 +123,14 @@ def _play_set(task: _Task, rules: Rules, cache: dict[tuple[str, int], Agent],
                     warm_up(cache[key], rules, seat)
             agents.append(cache[key])
         result = play_game(rules, agents, seed=game_seed, deal_seed=deal_seed,
-                           agent_seeds=agent_seeds(seed, set_index, g, n), move_time_limit=move_time_limit)
-        records.append(GameRecord(set_index, g, tuple(order), result.winner, result.gains, result.hands,
-                                  result.truncated, list(result.decisions), list(result.think_seconds)))
+                           agent_seeds=deal.agent_seeds(g, n), move_time_limit=move_time_limit)
+        records.append(GameRecord(deal.index, g, tuple(order), result.winner, result.gains, result.hands,
+                                  result.truncated, list(result.decisions), list(result.think_seconds),
+                                  result.move_seconds if move_times else None))
     return records
 
 
-def _init_worker(rules: Rules, move_time_limit: Optional[float], status: Any, next_slot: Any,
+def _init_worker(rules: Rules, move_time_limit: Optional[float], move_times: bool, status: Any, next_slot: Any,
                  parent: tuple[int, bool]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group: the main process handles it
     # the main process killed or sent SIGTERM: end quietly instead of waiting for work or printing a traceback
@@ -140,7 +141,7 @@ def _init_worker(rules: Rules, move_time_limit: Optional[float], status: Any, ne
         slot = next_slot.value
         next_slot.value += 1
     _worker_state.clear()
-    _worker_state.update(rules=rules, limit=move_time_limit, agents={}, status=status,
+    _worker_state.update(rules=rules, limit=move_time_limit, move_times=move_times, agents={}, status=status,
                          slot=slot if (slot + 1) * _SLOT <= len(status) else None)
     _note(os.getpid(), -1, -1)
 
@@ -169,9 +170,10 @@ def _worker_play_chunk(chunk: Sequence[_Task]) -> list[_Played]:
     pid = os.getpid()
     played = []
     for task in chunk:
-        _note(pid, task[0], task[3])
+        _note(pid, task[0], task[3].index)
         try:
-            played.append((task[0], task[3], _play_set(task, state["rules"], state["agents"], state["limit"])))
+            played.append((task[0], task[4], _play_set(task, state["rules"], state["agents"], state["limit"],
+                                                       state["move_times"])))
         except AllFivesError as exc:
             raise _sendable(exc) from None
     _note(pid, -1, -1)
@@ -193,7 +195,7 @@ class _Pool:
     """Chunks of tasks played by a process pool, a bounded number in flight; see the module docstring."""
 
     def __init__(self, tasks: Sequence[_Task], rules: Rules, processes: int, mp_context: Optional[str],
-                 move_time_limit: Optional[float]) -> None:
+                 move_time_limit: Optional[float], move_times: bool) -> None:
         ctx = multiprocessing.get_context(mp_context)
         size = max(1, min(_MAX_CHUNK, len(tasks) // (processes * _CHUNKS_PER_WORKER)))
         self._chunks = (tasks[i:i + size] for i in range(0, len(tasks), size))
@@ -203,7 +205,7 @@ class _Pool:
         self._executor = ProcessPoolExecutor(
             processes, mp_context=ctx, initializer=_init_worker,
             # the watcher thread only, no kernel hook: the executor may start a worker from another thread
-            initargs=(rules, move_time_limit, self._status, ctx.Value("i", 0), (os.getpid(), False)))
+            initargs=(rules, move_time_limit, move_times, self._status, ctx.Value("i", 0), (os.getpid(), False)))
         self._pending: dict[Future[list[_Played]], None] = {}
         # The executor's workers, to stop them at once and to tell which one died: the executor (before
         # Python 3.14) has no public handle on them, but they are this process's new children. The same
@@ -274,7 +276,7 @@ class _Pool:
 
 @contextmanager
 def _played_sets(tasks: Sequence[_Task], rules: Rules, processes: int, mp_context: Optional[str],
-                 move_time_limit: Optional[float]) -> Iterator[Iterator[_Played]]:
+                 move_time_limit: Optional[float], move_times: bool) -> Iterator[Iterator[_Played]]:
     """``(match-up index, set index, records)`` of every task as it is played: here when ``processes``
     is 1, else by a pool that is started on entering (so before the caller's progress bar exists, and
     no tqdm thread exists when workers fork) and stopped on leaving. A time limit outside the main
@@ -282,12 +284,12 @@ def _played_sets(tasks: Sequence[_Task], rules: Rules, processes: int, mp_contex
     in_main = threading.current_thread() is threading.main_thread()
     if processes == 1 and (move_time_limit is None or in_main):
         cache: dict[tuple[str, int], Agent] = {}
-        yield ((task[0], task[3], _play_set(task, rules, cache, move_time_limit)) for task in tasks)
+        yield ((task[0], task[4], _play_set(task, rules, cache, move_time_limit, move_times)) for task in tasks)
         return
     pool: Optional[_Pool] = None
     finished = False
     try:
-        pool = _Pool(tasks, rules, processes, mp_context, move_time_limit)
+        pool = _Pool(tasks, rules, processes, mp_context, move_time_limit, move_times)
         yield pool.played()
         finished = True
     finally:
@@ -351,18 +353,34 @@ def run_matchups(
 
     ``move_time_limit`` (seconds, checked by the caller) bounds every move of every agent; see
     :func:`allfives_env.match.play_game`. A worker that dies raises :class:`WorkerDiedError`."""
+    return play_sets(rules, matchups, planned_sets(seed, sets), processes, progress, desc, mp_context, move_time_limit)
+
+
+def play_sets(
+    rules: Rules, matchups: Sequence[tuple[tuple[str, ...], Sequence[tuple[int, ...]]]], deals: Sequence[SetDeal],
+    processes: int, progress: bool, desc: str, mp_context: Optional[str] = None,
+    move_time_limit: Optional[float] = None, move_times: bool = False,
+    on_set: Optional[Callable[[int, SetDeal, list[GameRecord]], None]] = None,
+) -> list[list[GameRecord]]:
+    """Play the duplicate sets ``deals`` of every match-up; the records per match-up, in the order of ``deals``.
+
+    ``move_times`` keeps each move's think time in the records (``GameRecord.move_seconds``). ``on_set(matchup
+    index, deal, records)`` is called in this process as each set finishes, in the order they finish: the
+    bench journals them there, so that a run that stops can resume from its finished sets."""
     tasks: list[_Task] = [
-        (m, specs, tuple(orders), s, seed) for s in range(sets) for m, (specs, orders) in enumerate(matchups)
+        (m, specs, tuple(orders), deal, p) for p, deal in enumerate(deals) for m, (specs, orders) in enumerate(matchups)
     ]
-    total_games = sum(len(orders) for _, orders in matchups) * sets
-    results: list[list[Optional[list[GameRecord]]]] = [[None] * sets for _ in matchups]
+    total_games = sum(len(orders) for _, orders in matchups) * len(deals)
+    results: list[list[Optional[list[GameRecord]]]] = [[None] * len(deals) for _ in matchups]
     try:
-        with _played_sets(tasks, rules, processes, mp_context, move_time_limit) as played:
+        with _played_sets(tasks, rules, processes, mp_context, move_time_limit, move_times) as played:
             bar = _Progress(total_games, progress, desc)
             try:
-                for m, s, records in played:
-                    results[m][s] = records
+                for m, p, records in played:
+                    results[m][p] = records
                     bar.update(len(records))
+                    if on_set is not None:
+                        on_set(m, deals[p], records)
             finally:
                 bar.close()
     except _WorkerDeath as death:

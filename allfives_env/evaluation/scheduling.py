@@ -27,6 +27,7 @@ tournament, which makes the pairs' results comparable on common deals.
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
@@ -92,6 +93,34 @@ def agent_seeds(seed: int, set_index: int, game_index: int, num_players: int) ->
     """The per-seat agent seeds of game ``game_index`` of duplicate set ``set_index``."""
     ss = np.random.SeedSequence(check_seed(seed, allow_none=False), spawn_key=(int(set_index), int(game_index)))
     return [int(s) for s in ss.generate_state(num_players)]
+
+
+@dataclass(frozen=True)
+class SetDeal:
+    """Everything that fixes the chance of one duplicate set: its index (its place in the results), the game
+    and deal seeds every game of the set shares, and where its games' agent seeds come from
+    (``SeedSequence(agent_entropy, spawn_key=agent_key + (game index,))``).
+
+    An evaluation derives all of them from its one seed (:func:`planned_sets`); the bench reads them from a
+    frozen deal suite, so that its games never depend on how a seed is expanded."""
+
+    index: int
+    game_seed: int
+    deal_seed: int
+    agent_entropy: int
+    agent_key: tuple[int, ...] = ()
+
+    def agent_seeds(self, game_index: int, num_players: int) -> list[int]:
+        """The per-seat agent seeds of game ``game_index`` of this set."""
+        ss = np.random.SeedSequence(self.agent_entropy, spawn_key=self.agent_key + (int(game_index),))
+        return [int(s) for s in ss.generate_state(num_players)]
+
+
+def planned_sets(seed: int, sets: int) -> list[SetDeal]:
+    """The first ``sets`` duplicate sets of an evaluation with ``seed``: :func:`set_seeds` and
+    :func:`agent_seeds` of each set index."""
+    seed = check_seed(seed, allow_none=False)
+    return [SetDeal(s, *set_seeds(seed, s), seed, (s,)) for s in range(sets)]
 
 
 def bootstrap_generator(seed: int) -> np.random.Generator:
