@@ -516,6 +516,56 @@ def observation_offsets() -> str:
     return "```text\n" + observation_table(action_features=True) + "\n```"
 
 
+def _bench_agent(card: dict[str, Any]) -> str:
+    """A card's agent as the leaderboard shows it: its spec, or the policy file for a ``ppo:path=`` spec."""
+    if card["agent"].startswith("ppo:") and card.get("policy"):
+        return f"`ppo` ({card['policy']['file']})"
+    return f"`{card['agent']}`"
+
+
+def _bench_leaderboard(track: str) -> str:
+    """One track's leaderboard, from the bench cards of ``benchmarks/results/bench/`` (protocol 1, full runs)."""
+    from allfives_env.bench import OPPONENTS, load_leaderboard
+
+    cards = load_leaderboard(RESULTS / "bench")[track]
+    if not cards:
+        return f"*No {track} card yet.*"
+    names = [o.split(":")[0] for o in OPPONENTS]
+    rows = []
+    for rank, card in enumerate(cards, start=1):
+        rating = card["rating"]
+        by = {row["opponent"]: row for row in card["opponents"]}
+        cells = [_pct(by[o]["win_rate"]) for o in OPPONENTS]
+        think = card["think_ms"]
+        rows.append([str(rank), _bench_agent(card), f"{rating['elo']:.0f} [{rating['ci'][0]:.0f}, {rating['ci'][1]:.0f}]",
+                     *cells, f"{think['median']:.3g} / {think['p99']:.3g}"])
+    table = _rows(["#", "agent", "rating (95% CI)", *[f"vs `{n}`" for n in names], "think ms (median / p99)"],
+                  ["---:", "---", "---", *["---:"] * len(names), "---:"], rows)
+    measured = "; ".join(
+        f"{_bench_agent(c)} {c['run']['date']} on " + " and ".join(
+            sorted({f"{p['machine']} with {p['cpus']} CPUs ({p['python']}, {p['processes']} processes)"
+                    for p in c["run"]["parts"]})) for c in cards)
+    return (table + f"\n\n*Each row is a bench card in `benchmarks/results/bench/` (`allfives bench AGENT --track {track} "
+            f"--json benchmarks/results/bench/AGENT-{track}.json`), protocol 1, {cards[0]['suite']['deals']} deals per "
+            f"opponent. Measured: {measured}.*")
+
+
+def bench_anchors() -> str:
+    """The opponents' frozen ratings (the scale of every card), with the round robin they were fitted from."""
+    from allfives_env.bench import ANCHORS, OPPONENTS
+
+    data = _load("bench_anchors.json")
+    rows = [[f"`{o}`", *[f"{ANCHORS[t][o]:.0f}" for t in ("2p", "3p", "4p")]] for o in OPPONENTS]
+    table = _rows(["opponent", "2p", "3p", "4p"], ["---", "---:", "---:", "---:"], rows)
+    games = ", ".join(f"{t}: {sum(p['games'] for p in d['pairs']):,} games"
+                      for t, d in data["tracks"].items())
+    return (table + f"\n\n*Fitted {data['date']} on an {data['machine']} machine with {data['processes']} worker processes "
+            f"({data['python']}) from a round robin of the opponents on deals of seed {data['seed']} (no suite's), "
+            f"{data['tracks']['2p']['sets']} duplicate sets a pair ({games}). Command: `python benchmarks/bench_anchors.py "
+            f"--tracks 2p,3p,4p --sets {data['tracks']['2p']['sets']} --processes {data['processes']} --json "
+            "benchmarks/results/bench_anchors.json`. Figures: `benchmarks/results/bench_anchors.json`.*")
+
+
 TABLES: dict[str, Callable[[], str]] = {
     "front_ends": front_ends,
     "default_run": default_run,
@@ -544,6 +594,10 @@ TABLES: dict[str, Callable[[], str]] = {
     "training_speed": training_speed,
     "observation_pieces": observation_pieces,
     "observation_offsets": observation_offsets,
+    "bench_leaderboard_2p": lambda: _bench_leaderboard("2p"),
+    "bench_leaderboard_3p": lambda: _bench_leaderboard("3p"),
+    "bench_leaderboard_4p": lambda: _bench_leaderboard("4p"),
+    "bench_anchors": bench_anchors,
 }
 
 

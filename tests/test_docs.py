@@ -86,6 +86,8 @@ def shrink(command: str) -> list[str]:
     for i, arg in enumerate(args[:-1]):
         if arg in OPTION_SHRINK:
             args[i + 1] = OPTION_SHRINK[arg]
+    if args[0] == "bench" and "--quick" not in args:
+        args.append("--quick")  # a full bench is 8,000 games; the quick one plays the same code on 400
     if args[0] == "train":
         args += TRAIN_SHRINK
         config = args[args.index("--config") + 1] if "--config" in args else ""
