@@ -58,6 +58,12 @@ def _add_training_parsers(sub: Any) -> None:
     else:
         add_train_parser(sub).set_defaults(handler=run_train)
     try:
+        from allfives_training.exploit import add_exploit_parser
+    except ImportError:
+        pass
+    else:
+        add_exploit_parser(sub)
+    try:
         from allfives_training.rllib.train import add_train_rllib_parser, run_train_rllib
     except ImportError:
         pass
