@@ -566,6 +566,23 @@ def bench_anchors() -> str:
             "benchmarks/results/bench_anchors.json`. Figures: `benchmarks/results/bench_anchors.json`.*")
 
 
+def bench_exploit() -> str:
+    """Exploitability (``allfives exploit``): each report in ``benchmarks/results/exploit/``."""
+    reports = [json.loads(p.read_text()) for p in sorted((RESULTS / "exploit").glob("*.json"))]
+    if not reports:
+        return "*No exploitability report yet.*"
+    rows = [[f"`{r['policy']}`", str(r["players"]), f"{r['steps'] / 1e6:.1f}M", f"{r['games']:,}",
+             f"{_pct(r['win_rate'])} [{100 * r['win_rate_ci'][0]:.1f}, {100 * r['win_rate_ci'][1]:.1f}]",
+             _signed(100 * r["exploitability"], 1), f"{r['seconds'] / 60:.0f} min"] for r in reports]
+    table = _rows(["frozen agent", "players", "best response's training", "games", "best response's win rate (95% CI)",
+                   "above the even share (points)", "time"],
+                  ["---", "---:", "---:", "---:", "---", "---:", "---:"], rows)
+    measured = "; ".join(f"`{r['policy']}` {r['date']} on {r['machine']} ({r['python']})" for r in reports)
+    return (table + "\n\n*Each row: `allfives exploit AGENT --steps 5000000 --players 2 --games 2000 --processes 1 "
+            "--json benchmarks/results/exploit/AGENT-2p.json`, on the 2-core reference machine while other benchmarks "
+            f"shared it. Measured: {measured}. Figures: `benchmarks/results/exploit/`.*")
+
+
 TABLES: dict[str, Callable[[], str]] = {
     "front_ends": front_ends,
     "default_run": default_run,
@@ -598,6 +615,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "bench_leaderboard_3p": lambda: _bench_leaderboard("3p"),
     "bench_leaderboard_4p": lambda: _bench_leaderboard("4p"),
     "bench_anchors": bench_anchors,
+    "bench_exploit": bench_exploit,
 }
 
 

@@ -51,7 +51,7 @@ TRAIN_SHRINK = ["--set", "total_steps=1", "--set", "evaluation.games=2", "--set"
                 "--set", "evaluation.at_start=false", "--set", "evaluation.processes=1",
                 "--set", "output.tensorboard=false", "--set", "output.plot=false", "--set", "output.progress=false"]
 #: option -> the value a test uses (games per match-up or pair, worker processes)
-OPTION_SHRINK = {"--games": "2", "--processes": "1", "--bootstrap": "50"}
+OPTION_SHRINK = {"--games": "2", "--processes": "1", "--bootstrap": "50", "--steps": "2000"}
 #: a searched move of OpenSpiel's Python ISMCTS at 100 simulations takes about 0.15 s; 5 keep a game short
 SPEC_SHRINK = [(re.compile(r"(openspiel-(?:ismcts|mcts)\S*?sims=)\d+"), r"\g<1>5")]
 
@@ -86,6 +86,8 @@ def shrink(command: str) -> list[str]:
     for i, arg in enumerate(args[:-1]):
         if arg in OPTION_SHRINK:
             args[i + 1] = OPTION_SHRINK[arg]
+    if args[0] == "exploit" and "--games" not in args:
+        args += ["--games", "2", "--processes", "1"]  # the best response's final match
     if args[0] == "bench" and "--quick" not in args:
         args.append("--quick")  # a full bench is 8,000 games; the quick one plays the same code on 400
     if args[0] == "train":
