@@ -8,8 +8,10 @@ numpy only: the file is read by :mod:`allfives_env.policy`, which knows nothing 
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
+from pathlib import Path
 from typing import Optional
 
 import numpy as np
@@ -21,7 +23,7 @@ from ..policy import SHIPPED_POLICIES, PolicyError, load_policy, shipped_policy_
 from ..policy.header import is_real
 from .base import Agent, PlayerView
 
-__all__ = ["PolicyAgent", "ShippedPolicyAgent", "shipped_agent_classes"]
+__all__ = ["PolicyAgent", "ShippedPolicyAgent", "policy_file_of", "shipped_agent_classes"]
 
 
 class PolicyAgent(Agent):
@@ -125,3 +127,12 @@ _SHIPPED_CLASSES = {name: _shipped_class(name) for name in SHIPPED_POLICIES}
 def shipped_agent_classes() -> dict[str, tuple[type[ShippedPolicyAgent], str]]:
     """Registry name -> (agent class, description) of every shipped policy, for the agent registry."""
     return {name: (cls, SHIPPED_POLICIES[name][1]) for name, cls in _SHIPPED_CLASSES.items()}
+
+
+def policy_file_of(agent: Agent) -> Optional[dict[str, str]]:
+    """The policy file an agent plays, by name and SHA-256 (None for an agent that plays none): what a bench
+    card or an exploitability report records, so that a number is tied to the exact weights behind it."""
+    if not isinstance(agent, PolicyAgent):
+        return None
+    path = Path(agent.path)
+    return {"file": path.name, "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}

@@ -10,7 +10,6 @@ opponent, the deal and the move; nothing is written as a card until every deal i
 from __future__ import annotations
 
 import datetime
-import hashlib
 import os
 import platform
 import time
@@ -21,7 +20,7 @@ import numpy as np
 
 from .. import __version__
 from ..agents import make_agent
-from ..agents.policy import PolicyAgent
+from ..agents.policy import policy_file_of
 from ..core.errors import AgentError, AllFivesError, short_repr
 from ..core.rules import Rules
 from ..evaluation.checks import check_agents, check_run_args
@@ -39,15 +38,6 @@ __all__ = ["BOOTSTRAP", "run_bench"]
 
 #: Bootstrap resamples of the deals behind a card's rating interval.
 BOOTSTRAP = 2000
-
-
-def _policy_of(spec: str) -> Optional[dict[str, str]]:
-    """The policy file behind an agent that plays one: its name and SHA-256 (None for other agents)."""
-    agent = make_agent(spec)
-    if not isinstance(agent, PolicyAgent):
-        return None
-    path = Path(agent.path)
-    return {"file": path.name, "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
 
 
 def _agent_moves(records: list[GameRecord]) -> list[float]:
@@ -111,7 +101,7 @@ def run_bench(agent: str, track: str = "2p", *, quick: bool = False, json_path: 
         raise BenchError(f"protocol {protocol.PROTOCOL_VERSION} has no anchors for every opponent of track {t.name}")
     suite = load_suite(t.name)
     deals: tuple[SetDeal, ...] = suite.deals[:t.quick_sets if quick else t.sets]
-    policy = _policy_of(spec)
+    policy = policy_file_of(make_agent(spec))
     card_path = None if json_path is None else Path(json_path)
     header = {"protocol": protocol.PROTOCOL_VERSION, "track": t.name, "quick": quick, "agent": spec,
               "policy_sha256": None if policy is None else policy["sha256"], "suite_sha256": suite.sha256}
