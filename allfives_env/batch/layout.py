@@ -149,7 +149,7 @@ ENCODERS: dict[str, Encoding] = {
     "num_players": integer(2, 3, 4),
     "partnership": SWITCH,
     "hand_size": integer(),
-    "max_pip": integer(6, 9, 12),
+    "max_pip": integer(3, 6, 9, 12),
     "boneyard_reserve": integer(),
     "first_leader": choice("random", "highest_double"),
     "no_double_fallback": choice("heaviest_tile", "redeal", "draw_until_double"),

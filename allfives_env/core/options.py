@@ -43,6 +43,9 @@ HAND_SIZE_PRESETS: dict[str, dict[int, int]] = {
 }
 #: Default deal sizes for the bigger sets (a choice of this project: no source gives one, docs/rules.md §2).
 BIG_SET_HAND_SIZE = {9: 7, 12: 9}
+#: Default deal sizes for the double-three miniature (10 tiles), by player count: a choice of this project, so
+#: that a boneyard is left to draw from (docs/rules.md §2).
+MINIATURE_HAND_SIZE = {2: 3, 3: 2, 4: 2}
 #: The highest target accepted (in points): a game far past any table's target could run for so many
 #: hands that its event log would not fit in memory, and with ``max_hands=None`` nothing else ends it.
 MAX_TARGET = 10_000
@@ -164,7 +167,11 @@ def _switch(name: str, default: bool, doc: str) -> Option:
 
 
 def _default_hand_size(r: Any) -> int:
-    return HAND_SIZE_PRESETS["default"][r.num_players] if r.max_pip == 6 else BIG_SET_HAND_SIZE[r.max_pip]
+    if r.max_pip == 6:
+        return HAND_SIZE_PRESETS["default"][r.num_players]
+    if r.max_pip == 3:
+        return MINIATURE_HAND_SIZE[r.num_players]
+    return BIG_SET_HAND_SIZE[r.max_pip]
 
 
 _DEFAULT = "the default for the player count"
@@ -181,9 +188,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("hand_size", None, "tiles dealt to each seat", "count",
            Draw((None, "five_always", "seven_five"), 4, when=("max_pip", 6)),
            Param("hand_size", "zero_is_none", 0, _DEFAULT), low=1, high=lambda r: r.tile_count // r.num_players,
-           none_means="9/7/5 by player count for double-six, 7 for double-nine, 9 for double-twelve",
+           none_means="9/7/5 by player count for double-six, 3/2/2 for double-three, 7 for double-nine, 9 for "
+                      "double-twelve",
            auto=_default_hand_size, presets=("five_always", "seven_five")),
-    Option("max_pip", 6, "the set: double-six, double-nine or double-twelve", "choice",
+    Option("max_pip", 6, "the set: double-six, the double-three miniature, double-nine or double-twelve", "choice",
            Draw((6, 6, 6, 9, 12), 3), Param("max_pip"), choices=SUPPORTED_MAX_PIPS,
            refusal=f"choose one of {SUPPORTED_MAX_PIPS}"),
     Option("boneyard_reserve", 0, "boneyard tiles nobody may draw", "count", Draw((0, 0, 1, 2), 7),
@@ -232,4 +240,4 @@ CHOICES: dict[str, tuple[str, ...]] = {o.name: o.choices for o in OPTIONS
 #: The true/false options with a plain default (``partnership``, which has "auto", is not one).
 SWITCHES: tuple[str, ...] = tuple(o.name for o in OPTIONS if o.kind == "switch" and not o.none_means)
 #: The sets by their ``max_pip``, as the error messages name them.
-SET_NAMES = {6: "double-six", 9: "double-nine", 12: "double-twelve"}
+SET_NAMES = {3: "double-three", 6: "double-six", 9: "double-nine", 12: "double-twelve"}

@@ -21,7 +21,7 @@ import numpy as np
 from .errors import DealError, short_repr as _short
 from .values import is_integer
 
-SUPPORTED_MAX_PIPS = (6, 9, 12)
+SUPPORTED_MAX_PIPS = (3, 6, 9, 12)
 
 TileLike = Union[int, str, Sequence[int]]
 
@@ -123,7 +123,7 @@ class TileSet:
 
 @lru_cache(maxsize=None)
 def tile_set(max_pip: int = 6) -> TileSet:
-    """The shared :class:`TileSet` for ``max_pip`` 6, 9 or 12."""
+    """The shared :class:`TileSet` for ``max_pip`` 3, 6, 9 or 12."""
     if max_pip not in SUPPORTED_MAX_PIPS:
         raise DealError(f"max_pip must be one of {SUPPORTED_MAX_PIPS}, got {max_pip!r}")
     pairs = tuple((a, b) for a in range(max_pip + 1) for b in range(a, max_pip + 1))
