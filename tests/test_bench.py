@@ -174,6 +174,24 @@ def test_a_quick_card_says_what_it_measured(small_protocol: protocol.Track, tmp_
     assert "bench card: expert, track 2p" in text and "quick" in text and "rating:" in text and "p99" in text
 
 
+def test_a_finished_card_is_not_played_again_and_another_file_is_not_overwritten(
+        small_protocol: protocol.Track, tmp_path: Path) -> None:
+    path = tmp_path / "card.json"
+    first = run_bench("greedy", "2p", quick=True, json_path=path, progress=False)
+    notes: list[str] = []
+    assert run_bench("greedy", "2p", quick=True, json_path=path, progress=False, log=notes.append) == first
+    assert "already holds this run's card" in notes[0]
+    with pytest.raises(BenchError, match="holds the card of another bench run: its agent is 'greedy'"):
+        run_bench("expert", "2p", quick=True, json_path=path, progress=False)
+    with pytest.raises(BenchError, match="its quick is True, this run's is False"):
+        run_bench("greedy", "2p", json_path=path, progress=False)
+    other = tmp_path / "notes.txt"
+    other.write_text("my notes")
+    with pytest.raises(BenchError, match="exists and is not a bench card of this run"):
+        run_bench("greedy", "2p", quick=True, json_path=other, progress=False)
+    assert other.read_text() == "my notes"
+
+
 def test_a_policy_card_names_its_file_and_hash(small_protocol: protocol.Track) -> None:
     card = run_bench("ppo-2p", "2p", quick=True, progress=False)
     policy_file = ROOT / "allfives_env" / "policies" / "ppo_2p.npz"

@@ -28,7 +28,7 @@ from ..evaluation.results import GameRecord, first_score, summarize_match
 from ..evaluation.runner import play_sets
 from ..evaluation.scheduling import SetDeal, duplicate_orders
 from . import protocol
-from .card import CARD_FORMAT, CARD_VERSION, write_card
+from .card import CARD_FORMAT, CARD_VERSION, read_card, write_card
 from .errors import BenchError
 from .journal import Journal, journal_path
 from .rating import agent_rating
@@ -105,8 +105,12 @@ def run_bench(agent: str, track: str = "2p", *, quick: bool = False, json_path: 
     card_path = None if json_path is None else Path(json_path)
     header = {"protocol": protocol.PROTOCOL_VERSION, "track": t.name, "quick": quick, "agent": spec,
               "policy_sha256": None if policy is None else policy["sha256"], "suite_sha256": suite.sha256}
-    journal = Journal(None if card_path is None else journal_path(card_path), header)
     say = log or (lambda _text: None)
+    if card_path is not None and (card_path.exists() or card_path.is_symlink()):
+        done = _finished_card(card_path, header)
+        say(f"{card_path} already holds this run's card: nothing to play (delete it to bench again)")
+        return done
+    journal = Journal(None if card_path is None else journal_path(card_path), header)
     if journal.finished:
         say(f"resuming from {journal.path}: {len(journal.finished)} of {len(deals) * len(protocol.OPPONENTS)} "
             "deals already played")
@@ -140,6 +144,23 @@ def run_bench(agent: str, track: str = "2p", *, quick: bool = False, json_path: 
         return card
     finally:
         journal.close(delete=completed)
+
+
+def _finished_card(path: Path, header: dict[str, Any]) -> dict[str, Any]:
+    """The complete card at ``path`` when it is this run's (same protocol, track, quick, agent, policy file and
+    suite); any other file there is refused rather than overwritten."""
+    try:
+        card = read_card(path)
+    except BenchError as exc:
+        raise BenchError(f"--json {path} exists and is not a bench card of this run ({exc}); choose another file "
+                         "or delete it") from None
+    found = {"protocol": card["protocol"], "track": card["track"], "quick": card["quick"], "agent": card["agent"],
+             "policy_sha256": (card.get("policy") or {}).get("sha256"), "suite_sha256": card["suite"]["sha256"]}
+    for key, value in header.items():
+        if found[key] != value:
+            raise BenchError(f"{path} holds the card of another bench run: its {key} is {short_repr(found[key])}, "
+                             f"this run's is {short_repr(value)}; choose another --json file, or delete it")
+    return card
 
 
 def _card(spec: str, t: protocol.Track, quick: bool, suite: Suite, deals: tuple[SetDeal, ...], rules: Rules,
