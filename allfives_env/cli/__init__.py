@@ -21,6 +21,7 @@ from typing import Any, Optional, Sequence
 
 from ..core.errors import AllFivesError
 from .bench import add_bench_parser
+from .nashconv import add_nashconv_parser
 from .games import add_demo_parser, add_layout_parser, add_play_parser, add_replay_parser, run_demo
 from .matches import add_agents_parser, add_compare_parser, add_evaluate_parser, add_tournament_parser
 from .options import rules_from_options
@@ -42,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     for add_parser in (add_demo_parser, add_replay_parser, add_layout_parser, add_play_parser, add_agents_parser,
                        add_evaluate_parser,
-                       add_tournament_parser, add_compare_parser, add_bench_parser, add_serve_parser,
+                       add_tournament_parser, add_compare_parser, add_bench_parser, add_nashconv_parser, add_serve_parser,
                        _add_training_parsers):
         add_parser(sub)
     return parser
