@@ -583,6 +583,21 @@ def bench_exploit() -> str:
             f"shared it. Measured: {measured}. Figures: `benchmarks/results/exploit/`.*")
 
 
+def nashconv() -> str:
+    """Exact NashConv on the miniature (``allfives nashconv``), from ``benchmarks/results/nashconv.json``."""
+    data = _load("nashconv.json")
+    rows = [[f"`{r['agent']}`" if not r["agent"].startswith("ppo:") else "`ppo` (trained on the miniature)",
+             f"{r['nash_conv']:.3f}"] for r in data["agents"]]
+    cfr_plus = data.get("cfr_plus")
+    if cfr_plus:
+        rows.append([f"CFR+, {cfr_plus['iterations']} iterations", f"{cfr_plus['nash_conv']:.4f}"])
+    table = _rows(["policy", "NashConv (points)"], ["---", "---:"], rows)
+    agents = " ".join(r["agent"] for r in data["agents"])
+    command = f"allfives nashconv {agents}" + (f" --cfr-iterations {cfr_plus['iterations']}" if cfr_plus else "")
+    return (table + f"\n\n*Measured {data['date']} on {MACHINE} while other benchmarks shared it. Command: "
+            f"`{command} --json benchmarks/results/nashconv.json`. Figures: `benchmarks/results/nashconv.json`.*")
+
+
 TABLES: dict[str, Callable[[], str]] = {
     "front_ends": front_ends,
     "default_run": default_run,
@@ -616,6 +631,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "bench_leaderboard_4p": lambda: _bench_leaderboard("4p"),
     "bench_anchors": bench_anchors,
     "bench_exploit": bench_exploit,
+    "nashconv": nashconv,
 }
 
 

@@ -51,7 +51,7 @@ TRAIN_SHRINK = ["--set", "total_steps=1", "--set", "evaluation.games=2", "--set"
                 "--set", "evaluation.at_start=false", "--set", "evaluation.processes=1",
                 "--set", "output.tensorboard=false", "--set", "output.plot=false", "--set", "output.progress=false"]
 #: option -> the value a test uses (games per match-up or pair, worker processes)
-OPTION_SHRINK = {"--games": "2", "--processes": "1", "--bootstrap": "50", "--steps": "2000"}
+OPTION_SHRINK = {"--games": "2", "--processes": "1", "--bootstrap": "50", "--steps": "2000", "--cfr-iterations": "1"}
 #: a searched move of OpenSpiel's Python ISMCTS at 100 simulations takes about 0.15 s; 5 keep a game short
 SPEC_SHRINK = [(re.compile(r"(openspiel-(?:ismcts|mcts)\S*?sims=)\d+"), r"\g<1>5")]
 
@@ -151,7 +151,8 @@ def test_every_documented_command_runs(tmp_path: Path) -> None:
         if command in EXEMPT or tuple(args) in seen:
             continue
         seen.add(tuple(args))
-        if args[0] == "evaluate" and any("openspiel" in a for a in args) or "openspiel-ismcts" in command:
+        if args[0] == "evaluate" and any("openspiel" in a for a in args) or "openspiel-ismcts" in command \
+                or args[0] == "nashconv":
             if importlib.util.find_spec("pyspiel") is None:
                 continue  # the [openspiel] extra is not installed; tests/test_openspiel*.py say so
         start = time.perf_counter()
@@ -166,7 +167,7 @@ def test_every_documented_command_runs(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("name, code", _python_blocks(), ids=[name for name, _ in _python_blocks()])
 def test_docs_python_block_runs(name: str, code: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    if "pyspiel" in code:
+    if "pyspiel" in code or "allfives_env.openspiel" in code:
         pytest.importorskip("pyspiel", reason="the [openspiel] extra is not installed")
     monkeypatch.chdir(tmp_path)
     exec(compile(code, name, "exec"), {"__name__": "__docs__"})
