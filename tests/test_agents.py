@@ -45,8 +45,8 @@ RULE_SETS = [
 #: the OpenSpiel bots need the [openspiel] extra (tests/test_openspiel.py tests their missing-extra error)
 _HAS_PYSPIEL = importlib.util.find_spec("pyspiel") is not None
 # pimc-net searches with a trained policy as its prior, which only plays its own player count and set:
-# tests/test_pimc_net.py
-SCRIPTED = [n for n in sorted(agent_names()) if n not in ("ppo", "pimc-net") and n not in SHIPPED_POLICIES
+# tests/test_pimc_net.py; miniature-cfr plays the miniature's rules only: tests/test_nashconv.py
+SCRIPTED = [n for n in sorted(agent_names()) if n not in ("ppo", "pimc-net", "miniature-cfr") and n not in SHIPPED_POLICIES
             and (_HAS_PYSPIEL or not n.startswith("openspiel-"))]
 
 

@@ -50,3 +50,61 @@ def test_refusals(game, capsys: pytest.CaptureFixture[str]) -> None:  # type: ig
     assert "give at least one AGENT, or --cfr-iterations N" in capsys.readouterr().err
     assert main(["nashconv", "nosuch"]) == 2
     assert "nosuch" in capsys.readouterr().err
+
+
+# --- the shipped CFR+ solution, and the agent that plays it -------------------------------------------------------
+
+def test_the_shipped_solution_is_near_equilibrium_and_the_agent_plays_it(game) -> None:  # type: ignore[no-untyped-def]
+    from allfives_env.openspiel.tabular import MINIATURE_POLICY, read_tabular_policy
+
+    header, table = read_tabular_policy(MINIATURE_POLICY)
+    assert header["iterations"] >= 100 and header["nash_conv"] < 0.001 and len(table) > 1000
+    value = nash_conv(game, agent_policy(game, "miniature-cfr"))  # its mixed strategy, read through the agent
+    assert value < 0.005 and value == pytest.approx(header["nash_conv"], abs=0.002)
+
+
+def test_every_information_state_is_found_from_the_agent_s_view(game) -> None:  # type: ignore[no-untyped-def]
+    """The agent rebuilds OpenSpiel's information-state string from a PlayerView: every one of the tree's."""
+    import numpy as np
+
+    from allfives_env.core.view import PlayerView
+    from allfives_env.openspiel.miniature import _decision_states
+    from allfives_env.openspiel.position import state_for_view
+
+    rng = np.random.default_rng(0)
+    for key, state in _decision_states(game).items():
+        seat = state.current_player()
+        rebuilt = state_for_view(PlayerView(state.track.game, seat), rng, 1.0)
+        assert rebuilt is not None and rebuilt.information_state_string(seat) == key
+
+
+def test_the_agent_plays_games_of_the_miniature_and_refuses_others() -> None:
+    from allfives_env.agents import make_agent
+    from allfives_env.core import Rules
+    from allfives_env.evaluation import evaluate
+
+    rules = Rules(num_players=2, max_pip=3, hand_size=2, boneyard_reserve=6, max_hands=1)
+    match = evaluate(["miniature-cfr", "greedy"], rules, games=20, seed=3, progress=False)
+    assert match.games == 20
+    with pytest.raises(AgentError, match="plays the miniature only"):  # refused before any game
+        evaluate(["miniature-cfr", "greedy"], {"num_players": 2}, games=2, seed=3, progress=False)
+    assert make_agent("miniature-cfr:sample=false").spec() == "miniature-cfr:sample=false"
+
+
+def test_a_damaged_or_foreign_table_is_refused(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from allfives_env.openspiel.errors import OpenSpielStateError
+    from allfives_env.openspiel.tabular import read_tabular_policy, write_tabular_policy
+
+    good = write_tabular_policy(tmp_path / "p.json", {"seat 0": {1: 0.25, 2: 0.75}}, {"game": {}})
+    assert read_tabular_policy(good)[1] == {"seat 0": {1: 0.25, 2: 0.75}}
+    for text, message in [("{", "not JSON"), ('{"format": "x"}', "not a tabular policy"),
+                          ('{"format": "allfives-tabular-policy", "version": 1, "table": {"k": {"1": 0.5}}}',
+                           "not a probability distribution"),
+                          ('{"format": "allfives-tabular-policy", "version": 1, "table": {"k": [1]}}',
+                           "is not {action: probability}")]:
+        bad = tmp_path / "bad.json"
+        bad.write_text(text)
+        with pytest.raises(OpenSpielStateError, match=message):
+            read_tabular_policy(bad)
+    with pytest.raises(OpenSpielStateError, match="no tabular policy at"):
+        read_tabular_policy(tmp_path / "none.json")

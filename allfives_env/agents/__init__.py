@@ -56,6 +56,9 @@ register_agent("openspiel-ismcts", "allfives_env.openspiel.bots:OpenSpielISMCTSA
                "OpenSpiel's ISMCTS bot, random rollouts to the hand end (sims=100)", extra=_OPENSPIEL)
 register_agent("openspiel-mcts", "allfives_env.openspiel.bots:OpenSpielMCTSAgent",
                "OpenSpiel's MCTS bot on determinized worlds (sims=100, worlds=10)", extra=_OPENSPIEL)
+register_agent("miniature-cfr", "allfives_env.openspiel.tabular:MiniatureCFRAgent",
+               "the CFR+ solution of the miniature (max_pip=3, 2 tiles each, no draws; allfives nashconv); "
+               "sample=true", extra=_OPENSPIEL)
 
 __all__ = [
     "Agent", "AgentError", "BatchTwin", "DefensiveAgent", "Extra", "ExpertAgent", "GreedyAgent", "OracleAgent", "OracleView", "PIMCAgent", "PlayerView",

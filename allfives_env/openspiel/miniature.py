@@ -7,8 +7,9 @@ each, the rest reserved (no draws), one hand, returns in points (:data:`MINIATUR
 decision nodes and 1,950 information states.
 
 * :func:`agent_policy` turns any agent into a tabular policy over those information states: ``random`` is
-  its uniform policy; every other agent is the move it makes at each information state, reset with ``seed``
-  there first (so a searching agent's sampled worlds make its play a fixed function of what it knows).
+  its uniform policy, an agent with ``action_probabilities(view)`` (``miniature-cfr``) its stated mixed
+  strategy; every other agent is the move it makes at each information state, reset with ``seed`` there first
+  (so a searching agent's sampled worlds make its play a fixed function of what it knows).
 * :func:`nash_conv` is OpenSpiel's exact NashConv: the sum over the players of what a best response to the
   others' policies gains over the policy's own value, in points (0 for a Nash equilibrium).
 * :func:`solve` runs OpenSpiel's CFR+ and returns its average policy, a near-equilibrium.
@@ -65,6 +66,7 @@ def agent_policy(game: pyspiel.Game, spec: str, seed: int = 0) -> os_policy.Tabu
         raise AgentError(f"agent {spec!r} reads the hidden tiles (an analysis oracle): it has no policy over "
                          "information states, so no NashConv")
     uniform = agent.spec() == "random"
+    mixed = getattr(agent, "action_probabilities", None)  # an agent that states its mixed strategy
     for key, state in _decision_states(game).items():
         row = policy.policy_for_key(key)
         legal = state.legal_actions()
@@ -74,6 +76,10 @@ def agent_policy(game: pyspiel.Game, spec: str, seed: int = 0) -> os_policy.Tabu
             continue
         seat = state.current_player()
         agent.reset(seed)
+        if callable(mixed):
+            for a, p in mixed(PlayerView(state.track.game, seat)).items():
+                row[a] = p
+            continue
         action = int(agent.act(PlayerView(state.track.game, seat)))
         if action not in legal:
             raise AgentError(f"agent {spec!r} chose {action}, not a legal action {legal} in seat {seat}")
