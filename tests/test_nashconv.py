@@ -48,6 +48,8 @@ def test_refusals(game, capsys: pytest.CaptureFixture[str]) -> None:  # type: ig
         agent_policy(game, "oracle")
     assert main(["nashconv"]) == 2
     assert "give at least one AGENT, or --cfr-iterations N" in capsys.readouterr().err
+    assert main(["nashconv", "greedy", "--save-policy", "x.json"]) == 2
+    assert "--save-policy needs --cfr-iterations N" in capsys.readouterr().err
     assert main(["nashconv", "nosuch"]) == 2
     assert "nosuch" in capsys.readouterr().err
 
@@ -89,6 +91,14 @@ def test_the_agent_plays_games_of_the_miniature_and_refuses_others() -> None:
     with pytest.raises(AgentError, match="plays the miniature only"):  # refused before any game
         evaluate(["miniature-cfr", "greedy"], {"num_players": 2}, games=2, seed=3, progress=False)
     assert make_agent("miniature-cfr:sample=false").spec() == "miniature-cfr:sample=false"
+
+
+def test_a_saved_solution_is_read_back_and_played(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:  # type: ignore[no-untyped-def]
+    from allfives_env.openspiel.tabular import read_tabular_policy
+
+    assert main(["nashconv", "--cfr-iterations", "1", "--save-policy", str(tmp_path / "p.json")]) == 0
+    header, table = read_tabular_policy(tmp_path / "p.json")
+    assert header["iterations"] == 1 and len(table) == 1950 and "policy written to" in capsys.readouterr().out
 
 
 def test_a_damaged_or_foreign_table_is_refused(tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -34,14 +34,20 @@ def add_nashconv_parser(sub: Any) -> None:
                    default=None, metavar="N", help="also solve with CFR+ for N iterations")
     p.add_argument("--seed", type=int_type(0, 2**32 - 1, "an integer from 0 to 2**32-1"), default=0,
                    help="the seed each agent is reset with at every information state (default 0)")
+    p.add_argument("--save-policy", metavar="FILE",
+                   help="with --cfr-iterations: write the CFR+ average policy as a tabular policy file (what "
+                        "miniature-cfr plays, allfives_env/policies/miniature_cfr.json)")
     p.add_argument("--json", metavar="FILE", help="write the results as JSON")
     p.set_defaults(handler=_nashconv)
 
 
 def _nashconv(args: argparse.Namespace) -> int:
     check_output(args.json, "--json")
+    check_output(args.save_policy, "--save-policy")
     if not args.agents and args.cfr_iterations is None:
         raise _usage("give at least one AGENT, or --cfr-iterations N to solve the miniature")
+    if args.save_policy and args.cfr_iterations is None:
+        raise _usage("--save-policy needs --cfr-iterations N (the solution it saves)")
     from ..openspiel.miniature import MINIATURE, agent_policy, miniature_game, nash_conv, solve
 
     game = miniature_game()
@@ -55,9 +61,18 @@ def _nashconv(args: argparse.Namespace) -> int:
                            "agents": rows, "date": datetime.date.today().isoformat(), "machine": platform.machine(),
                            "python": f"{platform.python_implementation()} {platform.python_version()}"}
     if args.cfr_iterations is not None:
-        _, value, seconds = solve(game, args.cfr_iterations)
+        solution, value, seconds = solve(game, args.cfr_iterations)
         out["cfr_plus"] = {"iterations": args.cfr_iterations, "nash_conv": value, "seconds": round(seconds, 1)}
         print(f"{'CFR+ x ' + str(args.cfr_iterations):<24} NashConv {value:.4f} points ({seconds:.0f} s)")
+        if args.save_policy:
+            from ..openspiel.tabular import write_tabular_policy
+
+            table = {key: {a: float(p) for a, p in enumerate(solution.action_probability_array[i]) if p > 0}
+                     for key, i in solution.state_lookup.items()}
+            write_tabular_policy(args.save_policy, table, {
+                "game": MINIATURE, "solver": "OpenSpiel CFR+ (cfr.CFRPlusSolver), average policy",
+                "iterations": args.cfr_iterations, "nash_conv": value})
+            print(f"policy written to {args.save_policy}")
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
         print(f"JSON written to {args.json}")
