@@ -54,6 +54,10 @@ def test_a_run_as_a_command_shuts_ray_down_quietly(tmp_path: Path) -> None:
     env = {**os.environ, MARK: mark}
     probe = subprocess.Popen(["sleep", "30"], env=env)  # the search finds a marked process, so an empty one counts
     try:
+        # until the child has exec'd, /proc shows the environment it forked with (no mark): wait for the exec
+        deadline = time.monotonic() + 10.0
+        while not _marked(mark) and time.monotonic() < deadline:
+            time.sleep(0.02)
         assert _marked(mark) == [probe.pid]
     finally:
         probe.kill()
