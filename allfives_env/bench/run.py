@@ -21,7 +21,7 @@ import numpy as np
 from .. import __version__
 from ..agents import make_agent
 from ..agents.policy import policy_file_of
-from ..core.errors import AgentError, AllFivesError, short_repr
+from ..core.errors import AllFivesError, short_repr
 from ..core.rules import Rules
 from ..evaluation.checks import check_agents, check_run_args
 from ..evaluation.results import GameRecord, first_score, summarize_match
@@ -129,11 +129,9 @@ def run_bench(agent: str, track: str = "2p", *, quick: bool = False, json_path: 
             try:
                 play_sets(rules, [((spec, opponent), orders)], todo, processes, progress, f"{spec} vs {opponent}",
                           mp_context, protocol.MOVE_TIME_LIMIT, move_times=True, on_set=note)
-            except AgentError as exc:
-                raise _stopped(exc, spec, opponent, suite, card_path is not None) from None
             except BenchError:
                 raise
-            except AllFivesError as exc:  # a worker that died: its finished deals are journalled all the same
+            except AllFivesError as exc:  # an agent's error or time limit, a worker that died: finished deals are kept
                 raise _stopped(exc, spec, opponent, suite, card_path is not None) from None
             results[opponent] = [r for d in deals for r in journal.finished[(opponent, d.index)][0]]
         card = _card(spec, t, quick, suite, deals, rules, orders, policy, results, journal, anchors,
