@@ -266,7 +266,7 @@ def test_an_agent_over_the_move_time_limit_ends_the_run(small_protocol: protocol
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(protocol, "MOVE_TIME_LIMIT", 0.05)
     with pytest.raises(BenchError, match=r"stopped against random on deal 0 .*longer than the move time limit"):
-        run_bench("test-spin:at=2", "2p", json_path=tmp_path / "card.json", progress=False)
+        run_bench("test-sleep:at=2", "2p", json_path=tmp_path / "card.json", progress=False)
     assert not (tmp_path / "card.json").exists()
 
 

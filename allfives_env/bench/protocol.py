@@ -36,7 +36,7 @@ PROTOCOL_VERSION = 1
 #: (``pimc`` at 200 sampled worlds a move; each agent's seed comes from the suite, per game and seat).
 OPPONENTS: tuple[str, ...] = ("random", "greedy", "expert", "pimc:samples=200", "pimc-sift")
 
-#: Seconds of CPU any agent may spend on one move (the agent's and the opponents'); a slower move ends the run.
+#: Seconds (wall clock) any agent may spend on one move (the agent's and the opponents'); a slower move ends the run.
 MOVE_TIME_LIMIT = 1.0
 
 

@@ -23,7 +23,7 @@ def add_bench_parser(sub: Any) -> None:
         "bench", help="the frozen bench: an agent against fixed opponents on fixed deals, a rating and a card",
         description=(f"Bench an agent (protocol 1): it plays every opponent ({', '.join(OPPONENTS)}) on the "
                      "track's frozen duplicate deals, with a move time limit of "
-                     f"{MOVE_TIME_LIMIT:g} s of CPU, and gets a win rate and points per hand against each (95% "
+                     f"{MOVE_TIME_LIMIT:g} s (wall clock), and gets a win rate and points per hand against each (95% "
                      "intervals), a rating on the fixed scale (random = 0) and its think time per move. With "
                      "--json the card is written there and the run journalled beside it: the same command resumes "
                      "a run that stopped."))
