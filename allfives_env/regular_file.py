@@ -12,14 +12,15 @@ callers can word a missing file themselves; everything else is ``error`` naming 
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
-from typing import Union
+from typing import Any, Union
 
 from allfives_env.core.errors import AllFivesError
 
-__all__ = ["open_regular_file", "read_regular_file", "CHUNK_BYTES"]
+__all__ = ["open_regular_file", "read_json_file", "read_regular_file", "CHUNK_BYTES"]
 
 CHUNK_BYTES = 1 << 20
 
@@ -96,3 +97,18 @@ def read_regular_file(path: Union[str, Path], limit: int, error: type[AllFivesEr
         raise error(f"{_described(Path(path))} cannot be read: {exc.strerror or exc}") from None
     finally:
         os.close(fd)
+
+
+def read_json_file(path: Union[str, Path], limit: int, error: type[AllFivesError], what: str) -> Any:
+    """The JSON document of a handed file (read by :func:`read_regular_file`), every failure ``error``:
+    ``"no {what} at PATH"`` when it is missing, ``"PATH: not a {what} (not JSON text: ...)"`` when it does not
+    parse. ``what`` names the kind of file without its article ("bench card")."""
+    where = Path(path)
+    try:
+        data = read_regular_file(where, limit, error, f"a {what}")
+    except FileNotFoundError:
+        raise error(f"no {what} at {where}") from None
+    try:
+        return json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise error(f"{where}: not a {what} (not JSON text: {type(exc).__name__})") from None

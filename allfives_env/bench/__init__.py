@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from .card import CARD_FORMAT, CARD_VERSION, check_leaderboard_card, format_card, read_card, write_card
 from .errors import BenchError
-from .leaderboard import leaderboard_rows, load_leaderboard
+from .leaderboard import load_leaderboard
 from .protocol import ANCHORS, MOVE_TIME_LIMIT, OPPONENTS, PROTOCOL_VERSION, TRACKS, Track
 from .rating import agent_rating, expected_score, fit_ratings
 from .run import run_bench
@@ -28,6 +28,6 @@ from .suites import SUITE_SHA256, Suite, load_suite, suite_path
 __all__ = [
     "ANCHORS", "BenchError", "CARD_FORMAT", "CARD_VERSION", "MOVE_TIME_LIMIT", "OPPONENTS", "PROTOCOL_VERSION",
     "SUITE_SHA256", "Suite", "TRACKS", "Track", "agent_rating", "check_leaderboard_card", "expected_score",
-    "fit_ratings", "format_card", "leaderboard_rows", "load_leaderboard", "load_suite", "read_card", "run_bench",
+    "fit_ratings", "format_card", "load_leaderboard", "load_suite", "read_card", "run_bench",
     "suite_path", "write_card",
 ]

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Mapping, Union
 
 from ..core.errors import short_repr
-from ..regular_file import read_regular_file
+from ..regular_file import read_json_file
 from .errors import BenchError
 from .protocol import PROTOCOL_VERSION, TRACKS
 
@@ -52,14 +52,7 @@ def read_card(path: Union[str, Path]) -> dict[str, Any]:
     """A bench card read back from ``path``, refused (naming the file and what is wrong) unless it is a
     complete card of a known track, in this package's card format."""
     where = Path(path)
-    try:
-        data = read_regular_file(where, _MAX_BYTES, BenchError, "a bench card")
-    except FileNotFoundError:
-        raise BenchError(f"no bench card at {where}") from None
-    try:
-        card = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise BenchError(f"{where}: not a bench card (not JSON text: {type(exc).__name__})") from None
+    card = read_json_file(where, _MAX_BYTES, BenchError, "bench card")
     if not isinstance(card, dict) or card.get("format") != CARD_FORMAT:
         raise BenchError(f"{where}: not a bench card (no \"format\": \"{CARD_FORMAT}\")")
     if card.get("version") != CARD_VERSION:

@@ -15,7 +15,7 @@ from .card import check_leaderboard_card, read_card
 from .errors import BenchError
 from .protocol import PROTOCOL_VERSION, TRACKS
 
-__all__ = ["leaderboard_rows", "load_leaderboard"]
+__all__ = ["load_leaderboard"]
 
 
 def load_leaderboard(folder: Union[str, Path], protocol: int = PROTOCOL_VERSION) -> dict[str, list[dict[str, Any]]]:
@@ -33,22 +33,8 @@ def load_leaderboard(folder: Union[str, Path], protocol: int = PROTOCOL_VERSION)
             raise BenchError(f"{path} and {seen[key]} are both cards of {card['agent']} on track {card['track']}; "
                              "keep one")
         seen[key] = path
-        card["_file"] = path.name
         tracks[card["track"]].append(card)
     for cards in tracks.values():
         cards.sort(key=lambda c: -c["rating"]["elo"])
     return tracks
 
-
-def leaderboard_rows(cards: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One row per card: the agent, the rating and its interval, the win rate against each opponent, think time."""
-    rows = []
-    for card in cards:
-        rows.append({
-            "agent": card["agent"], "rating": card["rating"]["elo"], "rating_ci": card["rating"]["ci"],
-            "win_rates": {row["opponent"]: (row["win_rate"], row["win_rate_ci"]) for row in card["opponents"]},
-            "think_ms": card["think_ms"], "date": card["run"]["date"],
-            "machines": sorted({f"{p['machine']} ({p['cpus']} CPUs, {p['python']})" for p in card["run"]["parts"]}),
-            "package_version": card["package_version"], "file": card.get("_file"),
-        })
-    return rows

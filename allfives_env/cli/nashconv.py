@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..evaluation import EvaluationError
 from ..paths import check_output
 from .options import int_type
 
@@ -45,10 +46,10 @@ def _nashconv(args: argparse.Namespace) -> int:
     check_output(args.json, "--json")
     check_output(args.save_policy, "--save-policy")
     if not args.agents and args.cfr_iterations is None:
-        raise _usage("give at least one AGENT, or --cfr-iterations N to solve the miniature")
+        raise EvaluationError("nashconv: give at least one AGENT, or --cfr-iterations N to solve the miniature")
     if args.save_policy and args.cfr_iterations is None:
-        raise _usage("--save-policy needs --cfr-iterations N (the solution it saves)")
-    from ..openspiel.miniature import MINIATURE, agent_policy, miniature_game, nash_conv, solve
+        raise EvaluationError("nashconv: --save-policy needs --cfr-iterations N (the solution it saves)")
+    from ..openspiel.miniature import MINIATURE, agent_policy, miniature_game, nash_conv, solution_table, solve
 
     game = miniature_game()
     rows = []
@@ -67,9 +68,7 @@ def _nashconv(args: argparse.Namespace) -> int:
         if args.save_policy:
             from ..openspiel.tabular import write_tabular_policy
 
-            table = {key: {a: float(p) for a, p in enumerate(solution.action_probability_array[i]) if p > 0}
-                     for key, i in solution.state_lookup.items()}
-            write_tabular_policy(args.save_policy, table, {
+            write_tabular_policy(args.save_policy, solution_table(solution), {
                 "game": MINIATURE, "solver": "OpenSpiel CFR+ (cfr.CFRPlusSolver), average policy",
                 "iterations": args.cfr_iterations, "nash_conv": value})
             print(f"policy written to {args.save_policy}")
@@ -78,8 +77,3 @@ def _nashconv(args: argparse.Namespace) -> int:
         print(f"JSON written to {args.json}")
     return 0
 
-
-def _usage(message: str) -> Exception:
-    from ..evaluation import EvaluationError
-
-    return EvaluationError(f"nashconv: {message}")

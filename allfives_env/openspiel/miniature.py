@@ -18,9 +18,8 @@ decision nodes and 1,950 information states.
 from __future__ import annotations
 
 import time
-from typing import Any, Optional
+from typing import Any
 
-import numpy as np
 import pyspiel
 from open_spiel.python import policy as os_policy
 from open_spiel.python.algorithms import cfr, exploitability
@@ -30,7 +29,7 @@ from ..core.errors import AgentError
 from ..core.view import PlayerView
 from .game import SHORT_NAME
 
-__all__ = ["MINIATURE", "agent_policy", "miniature_game", "nash_conv", "solve"]
+__all__ = ["MINIATURE", "agent_policy", "miniature_game", "nash_conv", "solution_table", "solve"]
 
 #: The miniature's parameters of the ``python_allfives`` game (rules options plus the episode and returns).
 MINIATURE: dict[str, Any] = {"players": 2, "max_pip": 3, "hand_size": 2, "boneyard_reserve": 6,
@@ -105,13 +104,7 @@ def solve(game: pyspiel.Game, iterations: int) -> tuple[os_policy.TabularPolicy,
     return average, nash_conv(game, average), seconds
 
 
-def policy_table(policy: os_policy.TabularPolicy) -> dict[str, list[float]]:
-    """A tabular policy as JSON-ready data: information state -> the probability of every action id."""
-    return {key: [round(float(p), 6) for p in policy.action_probability_array[i]]
+def solution_table(policy: os_policy.TabularPolicy) -> dict[str, dict[int, float]]:
+    """A tabular policy as a tabular policy file's table: information state -> {action id: probability > 0}."""
+    return {key: {a: float(p) for a, p in enumerate(policy.action_probability_array[i]) if p > 0}
             for key, i in policy.state_lookup.items()}
-
-
-def legal_probabilities(policy: os_policy.TabularPolicy, key: str) -> Optional[np.ndarray]:
-    """The row of ``key`` (None when the policy has no such information state)."""
-    index = policy.state_lookup.get(key)
-    return None if index is None else policy.action_probability_array[index]

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..agents.base import Agent, PlayerView
 from ..core.errors import AgentError, short_repr
-from ..regular_file import read_regular_file
+from ..regular_file import read_json_file
 from .errors import OpenSpielStateError
 from .miniature import MINIATURE
 from .position import state_for_view
@@ -48,14 +48,7 @@ def write_tabular_policy(path: Union[str, Path], table: dict[str, dict[int, floa
 def read_tabular_policy(path: Union[str, Path]) -> tuple[dict[str, Any], dict[str, dict[int, float]]]:
     """The header and the table of a tabular policy file, every row checked (probabilities summing to 1)."""
     where = Path(path)
-    try:
-        data = read_regular_file(where, _MAX_BYTES, OpenSpielStateError, "a tabular policy")
-    except FileNotFoundError:
-        raise OpenSpielStateError(f"no tabular policy at {where}") from None
-    try:
-        doc = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise OpenSpielStateError(f"{where}: not a tabular policy (not JSON text: {type(exc).__name__})") from None
+    doc = read_json_file(where, _MAX_BYTES, OpenSpielStateError, "tabular policy")
     if not isinstance(doc, dict) or doc.get("format") != TABULAR_FORMAT or doc.get("version") != 1:
         raise OpenSpielStateError(f"{where}: not a tabular policy (no \"format\": \"{TABULAR_FORMAT}\", version 1)")
     raw = doc.get("table")
