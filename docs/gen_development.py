@@ -140,9 +140,11 @@ def line(depth: int, name: str, text: str) -> str:
 
 
 def _entries(folder: Path) -> tuple[list[Path], list[Path]]:
-    """The files and the subfolders of ``folder`` the tree shows, each sorted by name."""
+    """The files and the subfolders of ``folder`` the tree shows, each sorted by name. A folder without a
+    file anywhere under it is left out: git keeps no empty folders, so a clean clone has none of them."""
     shown = [p for p in sorted(folder.iterdir()) if not SKIP.match(p.name)]
-    return [p for p in shown if p.is_file()], [p for p in shown if p.is_dir()]
+    folders = [p for p in shown if p.is_dir() and any(f.is_file() for f in p.rglob("*"))]
+    return [p for p in shown if p.is_file()], folders
 
 
 def _data_files(files: list[Path]) -> str:
