@@ -142,6 +142,11 @@ class Args:
     eval_seeds: tuple[int, ...] = (2026, 2027)
     """evaluation seeds (fresh duplicate deals; each must differ from --seed)"""
     eval_opponents: tuple[str, ...] = ("greedy", "random")
+    curve_every: int = 0
+    """learner steps between learning-curve points (0: none): at the start and each time training passes a multiple,
+    the policy plays --curve-games against each --eval-opponents on the first --eval-seeds seed"""
+    curve_games: int = 200
+    """games per opponent at each learning-curve point"""
     export: Optional[str] = None
     """write the trained actor to this numpy policy file (.npz) instead of runs/cleanrl_ppo/seed<seed>/policy.npz"""
     json_out: Optional[str] = None
@@ -175,6 +180,8 @@ LIMITS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "hidden": (lambda v: 1 <= v <= MAX_WIDTH, f"must be from 1 to {MAX_WIDTH}"),
     "scorer_hidden": (lambda v: 1 <= v <= MAX_WIDTH, f"must be from 1 to {MAX_WIDTH}"),
     "eval_games": (lambda v: 0 <= v <= MAX_GAMES, f"must be from 0 (no evaluation) to {MAX_GAMES:,}"),
+    "curve_every": (lambda v: v >= 0, "must be at least 0 (0: no learning curve)"),
+    "curve_games": (lambda v: 1 <= v <= MAX_GAMES, f"must be from 1 to {MAX_GAMES:,}"),
 }
 
 
@@ -212,8 +219,10 @@ def problem(args: Args) -> Optional[str]:
         check_agents(list(args.opponents), rules)
     except AllFivesError as exc:
         return f"--opponents {' '.join(args.opponents) or '(none)'}: {exc}"
+    if args.curve_every and not args.eval_seeds:
+        return "--curve-every needs an evaluation seed: give --eval-seeds"
     try:
-        check_agents(list(args.eval_opponents) if args.eval_games else [], rules)
+        check_agents(list(args.eval_opponents) if args.eval_games or args.curve_every else [], rules)
     except AllFivesError as exc:
         return f"--eval-opponents {' '.join(args.eval_opponents) or '(none)'}: {exc}"
     for flag, path in (("--export", args.export), ("--json-out", args.json_out)):
@@ -367,8 +376,11 @@ def ppo_update(agent: Agent, optimizer: torch.optim.Optimizer, args: Args, batch
     return stats
 
 
-def train(args: Args, envs: gymnasium.vector.VectorEnv, agent: Agent) -> dict[str, float]:
-    """The CleanRL loop: rollouts of ``num_steps`` in every game, GAE, PPO; the training figures."""
+def train(args: Args, envs: gymnasium.vector.VectorEnv, agent: Agent,
+          curve_point: Optional[Callable[[int], None]] = None) -> dict[str, float]:
+    """The CleanRL loop: rollouts of ``num_steps`` in every game, GAE, PPO; the training figures. ``curve_point``
+    (step) is called at the start and whenever training passes a multiple of ``--curve-every``; its time is kept
+    out of the speed figures."""
     generator = torch.Generator().manual_seed(args.seed)
     optimizer = torch.optim.Adam(agent.parameters(), lr=args.learning_rate, eps=1e-5)
     T, N = args.num_steps, args.num_envs
@@ -379,7 +391,16 @@ def train(args: Args, envs: gymnasium.vector.VectorEnv, agent: Agent) -> dict[st
     num_iterations = -(-args.total_timesteps // (T * N))
     next_obs = torch.from_numpy(envs.reset(seed=args.seed)[0])
     global_step, episodes, returns_sum, episode_return, rollout_seconds = 0, 0, 0.0, np.zeros(N), 0.0
-    start = time.perf_counter()
+    start, curve_seconds, curve_done = time.perf_counter(), 0.0, 0
+
+    def take_curve_point() -> float:
+        t0 = time.perf_counter()
+        assert curve_point is not None
+        curve_point(global_step)
+        return time.perf_counter() - t0
+
+    if curve_point is not None:
+        curve_seconds += take_curve_point()
     for iteration in range(1, num_iterations + 1):
         if args.anneal_lr:
             optimizer.param_groups[0]["lr"] = (1.0 - (iteration - 1.0) / num_iterations) * args.learning_rate
@@ -413,16 +434,19 @@ def train(args: Args, envs: gymnasium.vector.VectorEnv, agent: Agent) -> dict[st
                  "advantages": advantages.reshape(-1), "returns": (advantages + values).reshape(-1),
                  "valid": valid.reshape(-1).bool()}
         stats = ppo_update(agent, optimizer, args, batch, generator)
+        if curve_point is not None and global_step // args.curve_every > curve_done:
+            curve_done = global_step // args.curve_every
+            curve_seconds += take_curve_point()
         if iteration % 10 == 0 or iteration == num_iterations:
-            sps = global_step / (time.perf_counter() - start)
+            sps = global_step / (time.perf_counter() - start - curve_seconds)
             mean_return = returns_sum / max(episodes, 1)
             print(f"iter {iteration}/{num_iterations} global_step {global_step} SPS {sps:,.0f} episodes {episodes} "
                   f"mean_return {mean_return:+.3f} entropy {stats['entropy']:.3f} approx_kl {stats['approx_kl']:.4f}",
                   flush=True)
             episodes, returns_sum = 0, 0.0
-    seconds = time.perf_counter() - start
+    seconds = time.perf_counter() - start - curve_seconds
     return {"global_step": global_step, "train_seconds": round(seconds, 2), "rollout_seconds": round(rollout_seconds, 2),
-            "steps_per_second": round(global_step / seconds, 1)}
+            "steps_per_second": round(global_step / seconds, 1), "curve_seconds": round(curve_seconds, 1)}
 
 
 class TorchPolicyPlayer(PlayerAgent):
@@ -446,18 +470,25 @@ class TorchPolicyPlayer(PlayerAgent):
         return legal[int(np.argmax(logits[0, legal].numpy()))]
 
 
-def evaluate_policy(args: Args, net: Agent, encoder: ObservationEncoder) -> list[dict]:
-    """The trained policy against each evaluation opponent on each fresh seed: one printed line each."""
+def register_policy(net: Agent, encoder: ObservationEncoder) -> None:
+    """Name the network being trained as an agent of this process, so the evaluation harness can seat it."""
     register_agent(AGENT_NAME, lambda seed=None: TorchPolicyPlayer(seed, net=net, encoder=encoder),
                    "the policy trained by examples/cleanrl_ppo.py (this process only)")
+
+
+def evaluate_policy(args: Args, net: Agent, encoder: ObservationEncoder, seeds: Optional[tuple[int, ...]] = None,
+                    games: Optional[int] = None, label: str = "eval") -> list[dict]:
+    """The policy against each evaluation opponent on each fresh seed (``--eval-seeds``, ``--eval-games`` unless
+    given): one printed line each."""
+    register_policy(net, encoder)
     results = []
     for opponent in args.eval_opponents:
-        for seed in args.eval_seeds:
+        for seed in args.eval_seeds if seeds is None else seeds:
             t0 = time.perf_counter()
-            match = evaluate([AGENT_NAME, opponent], encoder.rules, games=args.eval_games, seed=seed, processes=1,
-                             progress=False)
+            match = evaluate([AGENT_NAME, opponent], encoder.rules, games=games or args.eval_games, seed=seed,
+                             processes=1, progress=False)
             low, high = match.win_rate_ci
-            print(f"eval vs {opponent} (seed {seed}, {match.games} games): win rate {100 * match.win_rate:.1f}% "
+            print(f"{label} vs {opponent} (seed {seed}, {match.games} games): win rate {100 * match.win_rate:.1f}% "
                   f"[95% CI {100 * low:.1f}% - {100 * high:.1f}%]", flush=True)
             results.append({"opponent": opponent, "seed": seed, "games": match.games, "win_rate": match.win_rate,
                             "win_rate_ci": [low, high], "points_per_hand": match.points_per_hand,
@@ -533,7 +564,14 @@ def main(args: Args) -> dict:
                               action_features=True, autoreset_mode="next_step", rules=rules)
     encoder = ObservationEncoder(rules, action_features=True)
     agent = Agent(encoder, args.hidden, args.scorer_hidden)
-    figures = train(args, envs, agent)
+    curve: list[dict] = []
+
+    def curve_point(step: int) -> None:
+        for row in evaluate_policy(args, agent, encoder, seeds=args.eval_seeds[:1], games=args.curve_games,
+                                   label=f"curve @ {step:,} steps:"):
+            curve.append({"step": step, **row})
+
+    figures = train(args, envs, agent, curve_point if args.curve_every else None)
     envs.close()
     figures["train_wall_seconds"] = round(time.perf_counter() - wall, 1)
     print(f"trained {figures['global_step']:,} steps in {figures['train_seconds']:.0f} s "
@@ -544,7 +582,7 @@ def main(args: Args) -> dict:
     evaluations = evaluate_policy(args, agent, encoder) if args.eval_games else []
     figures["wall_seconds"] = round(time.perf_counter() - wall, 1)
     print(f"wall time {figures['wall_seconds']:.0f} s")
-    out = {"args": asdict(args), **figures, "evaluations": evaluations}
+    out = {"args": asdict(args), **figures, "evaluations": evaluations, "curve": curve}
     if args.json_out:
         write_output(f"--json-out {args.json_out}",
                      lambda: Path(args.json_out).write_text(json.dumps(out, indent=1) + "\n"))

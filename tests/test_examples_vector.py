@@ -10,6 +10,7 @@ exported policy file gives the torch logits."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
 import subprocess
 import sys
@@ -60,6 +61,22 @@ def test_cleanrl_smoke_run_trains_and_evaluates_on_each_fresh_seed(tmp_path: Pat
     from allfives_env.policy import load_policy
 
     assert load_policy(tmp_path / "p.npz").action_features
+
+
+def test_cleanrl_learning_curve_has_a_point_at_the_start_and_each_multiple(tmp_path: Path) -> None:
+    _needs("torch", "tyro")
+    out = _run(CLEANRL, ["--total-timesteps", "3000", "--num-envs", "32", "--num-steps", "32", "--eval-games", "0",
+                         "--curve-every", "1000", "--curve-games", "4", "--eval-opponents", "greedy", "expert",
+                         "--eval-seeds", "11", "--export", str(tmp_path / "p.npz"), "--json-out",
+                         str(tmp_path / "run.json")])
+    run = json.loads((tmp_path / "run.json").read_text())
+    steps = sorted({row["step"] for row in run["curve"]})
+    assert steps[0] == 0 and len(steps) == 1 + run["global_step"] // 1000, (steps, run["global_step"])
+    assert [s // 1000 for s in steps] == list(range(len(steps)))  # one point as training passes each multiple
+    assert [(r["step"], r["opponent"]) for r in run["curve"]] == [(s, o) for s in steps for o in ("greedy", "expert")]
+    assert all(r["seed"] == 11 and r["games"] >= 4 and 0 <= r["win_rate"] <= 1 for r in run["curve"])
+    assert "curve @ 0 steps: vs greedy (seed 11," in out
+    assert run["curve_seconds"] > 0 and run["evaluations"] == []
 
 
 def test_sb3_smoke_run_trains_and_evaluates_on_each_fresh_seed() -> None:
