@@ -10,8 +10,8 @@ The recipes, each exactly as shipped apart from its seed:
   ``evaluation.every=20`` instead of 61 iterations, for the same reason. Evaluating reads the exported
   weights only: it changes nothing of what is learned.
 
-Every run's final policy is benched (``allfives bench ppo:path=POLICY --track 2p``, ``--quick`` unless
-``--bench full``); the **final bench score** is the card's rating. Across the seeds, rliable's stratified
+Every run's final policy is benched (``allfives bench ppo:path=POLICY --track 2p``, with ``--quick`` when
+``--bench quick``); the **final bench score** is the card's rating. Across the seeds, rliable's stratified
 bootstrap gives the IQM (the mean of the middle half of the runs: robust to one lucky or failed seed, and
 less noisy than the median) and the mean, each with a 95% interval. The **learning curves** are
 the win rates against ``expert`` and ``greedy`` at each recipe's evaluations during training (200 games
@@ -21,10 +21,11 @@ evaluation step, the IQM over the seeds with its 95% band.
 Every run lives in ``WORK/<recipe>/seed<S>/`` with its log beside it (``seed<S>.log``), and a finished part is
 never redone: the same command, after a stop, resumes a run from its newest checkpoint (``sb3``, ``rllib``;
 ``cleanrl`` runs start over, they take minutes), a bench from its journal, and skips what is done. So it can
-run in chunks, e.g. a recipe or a seed at a time (``--recipes``, ``--seeds``); ``--json`` reports the runs
-that are finished at that moment. The published figures::
+run in chunks, e.g. a recipe or a seed at a time (``--recipes``, ``--seeds``), or as two commands side by side
+(``--only train`` and ``--only bench``: training runs in one thread, a bench in another process); ``--json``
+reports the runs that are finished at that moment. The published figures::
 
-    python benchmarks/baselines_over_seeds.py --seeds 0,1,2,3,4 --bench quick \\
+    python benchmarks/baselines_over_seeds.py --seeds 0,1,2,3,4 --bench full \\
         --json benchmarks/results/baselines_over_seeds.json \\
         --figure benchmarks/results/baselines_learning_curves.png
 
@@ -127,13 +128,17 @@ def rllib_curve(run: Path) -> dict[str, list[tuple[int, float]]]:
 
 
 def cleanrl_curve(run: Path) -> dict[str, list[tuple[int, float]]]:
-    """The example's ``curve`` rows, then its final evaluation (1000 games) at the last step."""
+    """The example's ``curve`` rows, then its final evaluation (1000 games) at ``--total-timesteps``. The example
+    counts the steps the learner took, which differ a little between seeds, and takes a point as soon as an
+    update passes a multiple of ``--curve-every``: each point is placed at that multiple (the step it was taken
+    at is at most one rollout past it), so that every seed's points line up."""
     out = json.loads((run / "cleanrl.json").read_text())
+    every = int(out["args"]["curve_every"])
     points: dict[str, dict[int, float]] = {}
     for row in out["curve"]:
-        points.setdefault(row["opponent"], {})[int(row["step"])] = float(row["win_rate"])
+        points.setdefault(row["opponent"], {})[int(row["step"]) // every * every] = float(row["win_rate"])
     for row in out["evaluations"]:
-        points.setdefault(row["opponent"], {})[int(out["global_step"])] = float(row["win_rate"])
+        points.setdefault(row["opponent"], {})[int(out["args"]["total_timesteps"])] = float(row["win_rate"])
     return {o: sorted(p.items()) for o, p in points.items()}
 
 
@@ -165,12 +170,15 @@ def bench_command(policy: Path, card: Path, full: bool, processes: int) -> list[
             "--processes", str(processes), "--json", str(card), "--no-progress"]
 
 
-def do_run(recipe: Recipe, seed: int, work: Path, full: bool, processes: int) -> None:
-    """Train (or resume) one run and bench its final policy, skipping what is already done."""
+def do_run(recipe: Recipe, seed: int, work: Path, full: bool, processes: int, only: Optional[str] = None) -> None:
+    """Train (or resume) one run and bench its final policy, skipping what is already done; ``only`` "train"
+    leaves the bench out, "bench" benches a finished run and trains nothing."""
     run = work / recipe.name / f"seed{seed}"
     log = work / recipe.name / f"seed{seed}.log"
     times_file = run / "driver_times.json"
     if not (run / recipe.finished).is_file():
+        if only == "bench":
+            return
         run.parent.mkdir(parents=True, exist_ok=True)
         print(f"{recipe.name} seed {seed}: training", flush=True)
         seconds = run_logged(recipe.command(run, seed), log)
@@ -178,6 +186,8 @@ def do_run(recipe: Recipe, seed: int, work: Path, full: bool, processes: int) ->
         times["train_seconds"] = round(times.get("train_seconds", 0.0) + seconds, 1)
         times_file.write_text(json.dumps(times) + "\n")
     card = run / f"bench-{'full' if full else 'quick'}.json"
+    if only == "train":
+        return
     if not card.is_file() or (Path(f"{card}.journal")).is_file():
         print(f"{recipe.name} seed {seed}: bench", flush=True)
         run_logged(bench_command(run / recipe.policy, card, full, processes), log)
@@ -315,10 +325,13 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--recipes", default="sb3,cleanrl,rllib", help="comma-separated, of: " + ", ".join(RECIPES))
     parser.add_argument("--seeds", default="0,1,2,3,4", help="training seeds, comma-separated (default 0-4)")
-    parser.add_argument("--bench", choices=["quick", "full"], default="quick",
-                        help="the final bench score from allfives bench --quick (default) or the full suite")
+    parser.add_argument("--bench", choices=["full", "quick"], default="full",
+                        help="the final bench score from the full suite (default) or allfives bench --quick")
     parser.add_argument("--work", type=Path, default=Path("runs/baselines"), help="where the runs live")
     parser.add_argument("--processes", type=int, default=2, help="bench worker processes (default 2)")
+    parser.add_argument("--only", choices=["train", "bench"],
+                        help="train the runs without benching them, or bench the finished runs without training: "
+                             "the two can run side by side, since training uses one core and a bench another")
     parser.add_argument("--report-only", action="store_true", help="train nothing: report the finished runs")
     parser.add_argument("--json", type=Path, help="write the report here")
     parser.add_argument("--figure", type=Path, help="draw the learning curves here (PNG)")
@@ -345,7 +358,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if not args.report_only:
         for recipe in recipes:
             for seed in args.seed_list:
-                do_run(recipe, seed, args.work, full, args.processes)
+                do_run(recipe, seed, args.work, full, args.processes, args.only)
     records = {r.name: [rec for s in args.seed_list if (rec := run_record(r, s, args.work, full))] for r in recipes}
     report = stamped({"bench": args.bench, "track": "2p", "seeds": args.seed_list, "reps": REPS,
                       "bootstrap_seed": BOOTSTRAP_SEED, "curve_seed": CURVE_SEED, "curve_games": CURVE_GAMES,

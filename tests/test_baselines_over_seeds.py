@@ -42,10 +42,13 @@ def test_history_curve_keeps_the_curve_opponents_and_prefers_the_final_row(tmp_p
 
 def test_cleanrl_curve_ends_with_the_final_evaluation(tmp_path: Path) -> None:
     (tmp_path / "cleanrl.json").write_text(json.dumps({
-        "global_step": 3000, "curve": [{"step": 0, "opponent": "expert", "win_rate": 0.0},
-                                       {"step": 1000, "opponent": "expert", "win_rate": 0.25}],
+        "args": {"curve_every": 1000, "total_timesteps": 3000}, "global_step": 2990,
+        "curve": [{"step": 0, "opponent": "expert", "win_rate": 0.0},
+                  {"step": 1024, "opponent": "expert", "win_rate": 0.25},
+                  {"step": 2011, "opponent": "expert", "win_rate": 0.3}],
         "evaluations": [{"opponent": "expert", "seed": 12345, "win_rate": 0.5}]}))
-    assert bos.cleanrl_curve(tmp_path) == {"expert": [(0, 0.0), (1000, 0.25), (3000, 0.5)]}
+    # each point at the multiple it passed, the final evaluation at the run's budget
+    assert bos.cleanrl_curve(tmp_path) == {"expert": [(0, 0.0), (1000, 0.25), (2000, 0.3), (3000, 0.5)]}
 
 
 def test_iqm_is_the_mean_of_the_middle_half_with_an_interval_around_it() -> None:
@@ -94,7 +97,7 @@ def test_report_of_finished_runs_leaves_unfinished_ones_out(tmp_path: Path) -> N
     journalled.write_text("")  # a bench still under way: that run is not finished
     (tmp_path / "sb3" / "seed3").mkdir()  # a run that has not finished training
     out, figure = tmp_path / "report.json", tmp_path / "curves.png"
-    assert bos.main(["--report-only", "--recipes", "sb3", "--seeds", "0,1,2,3", "--work", str(tmp_path),
+    assert bos.main(["--report-only", "--bench", "quick", "--recipes", "sb3", "--seeds", "0,1,2,3", "--work", str(tmp_path),
                      "--json", str(out), "--figure", str(figure)]) == 0
     report = json.loads(out.read_text())
     sb3 = report["recipes"]["sb3"]
@@ -119,3 +122,25 @@ def test_nonsense_is_refused_naming_the_flag(argv: list[str], flag: str, capsys:
         bos.parse_args(argv)
     assert exc.value.code == 2
     assert flag in capsys.readouterr().err
+
+
+def test_only_train_never_benches_and_only_bench_never_trains(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ran: list[list[str]] = []
+    def run_logged(command: list[str], log: Path) -> float:
+        ran.append(list(command))
+        (tmp_path / "sb3" / "seed7").mkdir(exist_ok=True)  # as a training run makes its folder
+        return 1.0
+
+    monkeypatch.setattr(bos, "run_logged", run_logged)
+    recipe = bos.RECIPES["sb3"]
+    bos.do_run(recipe, 7, tmp_path, full=True, processes=1, only="bench")
+    assert ran == []  # not trained yet: nothing to bench
+    bos.do_run(recipe, 7, tmp_path, full=True, processes=1, only="train")
+    assert [c[:2] for c in ran] == [["allfives", "train"]] and "seed=7" in ran[0]
+    (tmp_path / "sb3" / "seed7" / "evaluation.json").write_text("{}")  # the run finished
+    ran.clear()
+    bos.do_run(recipe, 7, tmp_path, full=True, processes=1, only="train")
+    assert ran == []
+    bos.do_run(recipe, 7, tmp_path, full=True, processes=1, only="bench")
+    assert [c[:2] for c in ran] == [["allfives", "bench"]] and "--quick" not in ran[0]
+    assert ran[0][2] == f"ppo:path={tmp_path / 'sb3' / 'seed7' / 'policy.npz'}"
