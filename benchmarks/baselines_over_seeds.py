@@ -10,8 +10,8 @@ The recipes, each exactly as shipped apart from its seed:
   ``evaluation.every=20`` instead of 61 iterations, for the same reason. Evaluating reads the exported
   weights only: it changes nothing of what is learned.
 
-Every run's final policy is benched (``allfives bench ppo:path=POLICY --track 2p``, with ``--quick`` when
-``--bench quick``); the **final bench score** is the card's rating. Across the seeds, rliable's stratified
+Every run's final policy is benched (``allfives bench ppo:path=POLICY --track 2p --quick``, or the full suite
+with ``--bench full``); the **final bench score** is the card's rating. Across the seeds, rliable's stratified
 bootstrap gives the IQM (the mean of the middle half of the runs: robust to one lucky or failed seed, and
 less noisy than the median) and the mean, each with a 95% interval. The **learning curves** are
 the win rates against ``expert`` and ``greedy`` at each recipe's evaluations during training (200 games
@@ -25,7 +25,7 @@ run in chunks, e.g. a recipe or a seed at a time (``--recipes``, ``--seeds``), o
 (``--only train`` and ``--only bench``: training runs in one thread, a bench in another process); ``--json``
 reports the runs that are finished at that moment. The published figures::
 
-    python benchmarks/baselines_over_seeds.py --seeds 0,1,2,3,4 --bench full \\
+    python benchmarks/baselines_over_seeds.py --seeds 0,1,2,3,4 --bench quick \\
         --json benchmarks/results/baselines_over_seeds.json \\
         --figure benchmarks/results/baselines_learning_curves.png
 
@@ -325,8 +325,9 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--recipes", default="sb3,cleanrl,rllib", help="comma-separated, of: " + ", ".join(RECIPES))
     parser.add_argument("--seeds", default="0,1,2,3,4", help="training seeds, comma-separated (default 0-4)")
-    parser.add_argument("--bench", choices=["full", "quick"], default="full",
-                        help="the final bench score from the full suite (default) or allfives bench --quick")
+    parser.add_argument("--bench", choices=["quick", "full"], default="quick",
+                        help="the final bench score from allfives bench --quick (default: 400 games, about a minute "
+                             "a policy) or the full suite (8,000 games, 10-15 minutes a policy on one core)")
     parser.add_argument("--work", type=Path, default=Path("runs/baselines"), help="where the runs live")
     parser.add_argument("--processes", type=int, default=2, help="bench worker processes (default 2)")
     parser.add_argument("--only", choices=["train", "bench"],

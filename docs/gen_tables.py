@@ -598,6 +598,42 @@ def nashconv() -> str:
             f"`{command} --json benchmarks/results/nashconv.json`. Figures: `benchmarks/results/nashconv.json`.*")
 
 
+def _estimate(stat: dict[str, Any]) -> str:
+    return f"{stat['value']:.0f} [{stat['ci'][0]:.0f}, {stat['ci'][1]:.0f}]"
+
+
+def _last_point(band: list[dict[str, Any]]) -> str:
+    if not band:
+        return ""
+    last = band[-1]
+    return f"{_pct(last['iqm'])} [{_pct(last['ci'][0])}, {_pct(last['ci'][1])}]"
+
+
+def baselines_over_seeds() -> str:
+    """The three training recipes over seeds (benchmarks/baselines_over_seeds.py): the final bench rating's IQM
+    and mean with rliable's 95% intervals, each seed's rating, the final win rate against ``expert``."""
+    data = _load("baselines_over_seeds.json")
+    rows = []
+    for name, result in data["recipes"].items():
+        runs = result["runs"]
+        seconds = sorted(r["train_seconds"] for r in runs if r["train_seconds"] is not None)
+        rows.append([data["labels"][name], str(len(runs)), _estimate(result["rating"]["iqm"]),
+                     _estimate(result["rating"]["mean"]),
+                     ", ".join(f"{r['rating']:.0f}" for r in runs),
+                     _last_point(result["curves"]["expert"]),
+                     f"{seconds[len(seconds) // 2] / 60:.1f}" if seconds else ""])
+    table = _rows(["recipe", "seeds", "bench rating IQM (95% CI)", "mean (95% CI)", "each seed's rating",
+                   "final win rate vs `expert`, IQM (95% CI)", "training min (median)"],
+                  ["---", "---:", "---", "---", "---", "---", "---:"], rows)
+    bench = "`allfives bench ppo:path=POLICY --track 2p" + (" --quick`" if data["bench"] == "quick" else "`")
+    return (table + f"\n\n*Measured {data['date']} on {MACHINE} ({data['machine']}) while other benchmarks shared it, so the "
+            "training times are upper bounds. Command: "
+            f"`{data['command']}`; training seeds {', '.join(map(str, data['seeds']))}; each final policy benched "
+            f"by {bench}; intervals: rliable's stratified bootstrap over seeds, {data['reps']:,} resamples. The final "
+            f"win rate is the recipe's own final evaluation (1000 games, seed {data['curve_seed']}). "
+            "Figures: `benchmarks/results/baselines_over_seeds.json`.*")
+
+
 TABLES: dict[str, Callable[[], str]] = {
     "front_ends": front_ends,
     "default_run": default_run,
@@ -632,6 +668,7 @@ TABLES: dict[str, Callable[[], str]] = {
     "bench_anchors": bench_anchors,
     "bench_exploit": bench_exploit,
     "nashconv": nashconv,
+    "baselines_over_seeds": baselines_over_seeds,
 }
 
 

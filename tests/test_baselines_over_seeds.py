@@ -143,4 +143,5 @@ def test_only_train_never_benches_and_only_bench_never_trains(tmp_path: Path, mo
     assert ran == []
     bos.do_run(recipe, 7, tmp_path, full=True, processes=1, only="bench")
     assert [c[:2] for c in ran] == [["allfives", "bench"]] and "--quick" not in ran[0]
+    assert bos.parse_args([]).bench == "quick"
     assert ran[0][2] == f"ppo:path={tmp_path / 'sb3' / 'seed7' / 'policy.npz'}"
