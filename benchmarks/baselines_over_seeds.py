@@ -78,6 +78,8 @@ class Recipe:
     policy: str
     #: run folder -> {opponent: [(learner steps, win rate), ...]}
     curve: Callable[[Path], dict[str, list[tuple[int, float]]]]
+    #: whether the command makes the run folder itself (``allfives train`` does); else the driver makes it
+    makes_folder: bool = True
 
 
 def _resumable(run: Path) -> bool:
@@ -146,7 +148,7 @@ RECIPES: dict[str, Recipe] = {
     "sb3": Recipe("sb3", "SB3 MaskablePPO (`allfives train`, configs/default.yaml)", sb3_command,
                   "evaluation.json", "policy.npz", lambda run: history_curve(run / "eval_history.csv")),
     "cleanrl": Recipe("cleanrl", "CleanRL-style PPO (examples/cleanrl_ppo.py)", cleanrl_command,
-                      "cleanrl.json", "policy.npz", cleanrl_curve),
+                      "cleanrl.json", "policy.npz", cleanrl_curve, makes_folder=False),
     "rllib": Recipe("rllib", "RLlib PPO (`allfives train-rllib`, configs/rllib_default.yaml)", rllib_command,
                     "evaluation.json", "policy_default_policy.npz", rllib_curve),
 }
@@ -179,7 +181,7 @@ def do_run(recipe: Recipe, seed: int, work: Path, full: bool, processes: int, on
     if not (run / recipe.finished).is_file():
         if only == "bench":
             return
-        run.parent.mkdir(parents=True, exist_ok=True)
+        (run.parent if recipe.makes_folder else run).mkdir(parents=True, exist_ok=True)
         print(f"{recipe.name} seed {seed}: training", flush=True)
         seconds = run_logged(recipe.command(run, seed), log)
         times = json.loads(times_file.read_text()) if times_file.is_file() else {}

@@ -145,3 +145,15 @@ def test_only_train_never_benches_and_only_bench_never_trains(tmp_path: Path, mo
     assert [c[:2] for c in ran] == [["allfives", "bench"]] and "--quick" not in ran[0]
     assert bos.parse_args([]).bench == "quick"
     assert ran[0][2] == f"ppo:path={tmp_path / 'sb3' / 'seed7' / 'policy.npz'}"
+
+
+def test_the_driver_makes_the_folder_of_a_recipe_whose_command_does_not(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    def run_logged(command: list[str], log: Path) -> float:
+        export = Path(command[command.index("--export") + 1])
+        assert export.parent.is_dir()  # the example refuses an --export into a folder that does not exist
+        return 1.0
+
+    monkeypatch.setattr(bos, "run_logged", run_logged)
+    bos.do_run(bos.RECIPES["cleanrl"], 3, tmp_path, full=False, processes=1, only="train")
+    assert (tmp_path / "cleanrl" / "seed3" / "driver_times.json").is_file()
