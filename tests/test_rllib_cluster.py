@@ -120,3 +120,14 @@ def test_a_tiny_run_trains_through_the_address_of_a_two_node_cluster(monkeypatch
         assert not ray.is_initialized(), "train_rllib disconnects from the cluster it did not start"
     finally:
         cluster.shutdown()
+
+
+def test_without_an_address_a_run_starts_its_own_ray_rather_than_joining_one_found(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from allfives_training.rllib.train import ray_address
+
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    assert ray_address(None) == "local"  # Ray's None would join /tmp/ray/ray_current_cluster's cluster
+    assert ray_address("auto") == "auto" and ray_address("ray://head:10001") == "ray://head:10001"
+    monkeypatch.setenv("RAY_ADDRESS", "10.0.0.1:6379")
+    assert ray_address(None) == "10.0.0.1:6379"  # the user's own setting still counts

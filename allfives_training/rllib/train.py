@@ -31,6 +31,7 @@ afresh from ``seed`` and the iteration). Old checkpoint directories (``iter_<n>/
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 import time
@@ -319,6 +320,14 @@ class RLlibRun:
 RLLIB_RUNS = ConfigKind(validate_rllib_config, latest_rllib_checkpoint, "an RLlib run directory", RLLIB_CONFIG_HINT)
 
 
+def ray_address(address: Optional[str]) -> str:
+    """Where ``ray.init`` connects: ``address`` when given, else ``$RAY_ADDRESS`` when set, else ``"local"``, a
+    new Ray of this process's own. Ray's own default (no address) joins the newest cluster it finds on the
+    machine (``/tmp/ray/ray_current_cluster``), which may be another user's or a finished job's: a run then
+    trains on a cluster nobody asked for, or fails when that cluster stops."""
+    return address or os.environ.get("RAY_ADDRESS") or "local"
+
+
 def train_rllib(config: Any, run_dir: Optional[str] = None, resume: Any = None,
                 overrides: Sequence[str] = (), address: Optional[str] = None, out: Optional[TextIO] = None) -> dict:
     """Run an RLlib config (a path, a mapping or an :class:`RLlibConfig`) on a local Ray, or on the cluster at
@@ -332,7 +341,7 @@ def train_rllib(config: Any, run_dir: Optional[str] = None, resume: Any = None,
     started = False
     if not ray.is_initialized():
         # the workers import allfives_training as installed, like the driver
-        ray.init(address=address, include_dashboard=False, log_to_driver=False)
+        ray.init(address=ray_address(address), include_dashboard=False, log_to_driver=False)
         started = True
     try:
         return RLlibRun(plan.cfg, plan.run_dir, out).run(plan.checkpoint)
@@ -349,7 +358,8 @@ def add_train_rllib_parser(subparsers: Any) -> argparse.ArgumentParser:
                     "(--address). Needs pip install -e '.[rllib]'.")
     p.add_argument("--config", default="configs/rllib_default.yaml", help="YAML config (configs/rllib_*.yaml)")
     p.add_argument("--address", default=None,
-                   help="Ray cluster address (e.g. auto, or ray://host:10001); default: start a local Ray")
+                   help="Ray cluster address (e.g. auto, or ray://host:10001); default: $RAY_ADDRESS if set, "
+                        "else a new local Ray (never a cluster that happens to run on this machine)")
     p.add_argument("--run-dir", default=None, help="the run directory (default <output.dir>/<name>[_k])")
     p.add_argument("--resume", nargs="?", const=True, default=None, metavar="RUN_DIR",
                    help="continue from the newest checkpoint of RUN_DIR (default: the newest run of the config's name)")
