@@ -77,6 +77,10 @@ def test_cleanrl_learning_curve_has_a_point_at_the_start_and_each_multiple(tmp_p
     assert all(r["seed"] == 11 and r["games"] >= 4 and 0 <= r["win_rate"] <= 1 for r in run["curve"])
     assert "curve @ 0 steps: vs greedy (seed 11," in out
     assert run["curve_seconds"] > 0 and run["evaluations"] == []
+    _run(CLEANRL, ["--total-timesteps", "3000", "--num-envs", "32", "--num-steps", "32", "--eval-games", "0",
+                   "--eval-seeds", "11", "--export", str(tmp_path / "plain.npz")])
+    # playing the policy as it trains takes nothing from the training's generators: the same weights
+    assert (tmp_path / "plain.npz").read_bytes() == (tmp_path / "p.npz").read_bytes()
 
 
 def test_sb3_smoke_run_trains_and_evaluates_on_each_fresh_seed() -> None:
